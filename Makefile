@@ -1,0 +1,38 @@
+# Every target creates and uses the local virtual environment when needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SCENARIOS := $(wildcard scenarios/*.json)
+IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
+
+.PHONY: setup demo test build bench fuzz clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+build: $(STAMP) $(IRS)
+
+build/%.ir: scenarios/%.json $(STAMP) $(wildcard compiler/*.py) interpreter/ir.py
+	$(BIN)/mgc compile $< -o $@ --strict
+
+demo: $(STAMP) build/senimate.ir
+	$(BIN)/mgc inspect build/senimate.ir
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python tests/benchmarks/compile_bench.py
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests -x
+
+clean:
+	rm -rf $(VENV) build/*.ir build/*.json .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
