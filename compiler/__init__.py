@@ -1,0 +1,3 @@
+"""mgc: the Mago scenario compiler (parse, check, analyse, emit IR)."""
+
+__version__ = "0.1.0"

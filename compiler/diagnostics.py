@@ -1,0 +1,140 @@
+"""Diagnostics: the catalogue of codes, the `Diagnostic` record and the collector.
+
+Passes report problems here with a code, a JSON pointer and message arguments; they never
+format output. The collector keeps every report (no fail-fast), attaches line and column
+from the source locator once at the end, and sorts by position. All message wording lives
+in `CATALOGUE`, one entry per code.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable
+
+ERROR = "error"
+WARNING = "warning"
+
+# code -> (severity, short title used in the README table and `mgc schema`)
+CATALOGUE: dict[str, tuple[str, str]] = {
+    "E001": (ERROR, "not valid JSON"),
+    "E002": (ERROR, "top level is not an object, or is empty"),
+    "E010": (ERROR, "unknown field"),
+    "E011": (ERROR, "missing required field"),
+    "E012": (ERROR, "wrong JSON type or out-of-range value"),
+    "E013": (ERROR, "field removed in scenario v2"),
+    "E101": (ERROR, "duplicate node id"),
+    "E102": (ERROR, "graph.entry does not name a node"),
+    "E103": (ERROR, "unknown target node"),
+    "E104": (ERROR, "transition needs exactly one of target/action"),
+    "E105": (ERROR, "undeclared slot"),
+    "E106": (ERROR, "invalid slot definition"),
+    "E107": (ERROR, "invalid params value"),
+    "E201": (ERROR, "unknown condition field"),
+    "E202": (ERROR, "unknown operator"),
+    "E203": (ERROR, "operator not applicable to the field's type"),
+    "E204": (ERROR, "value of the wrong type or not a member"),
+    "E205": (ERROR, "expression syntax error"),
+    "E206": (ERROR, "malformed condition object"),
+    "E301": (ERROR, "node cannot reach any end node"),
+    "E302": (ERROR, "the graph has no end node"),
+    "W401": (WARNING, "node unreachable from the entry"),
+    "W402": (WARNING, "isolated node"),
+    "W403": (WARNING, "transition shadowed by an earlier unconditional one"),
+    "W404": (WARNING, "condition can never be true"),
+    "W405": (WARNING, "declared slot or intent never used"),
+    "W406": (WARNING, "cycle of unconditional transitions"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One reported problem, located by JSON pointer and (once located) line and column."""
+
+    code: str
+    message: str
+    path: str = ""
+    hint: str | None = None
+    line: int | None = None
+    column: int | None = None
+    # Offset inside a string value (expression errors): the column points into the string.
+    string_offset: int | None = None
+
+    @property
+    def severity(self) -> str:
+        return CATALOGUE[self.code][0]
+
+    def as_json(self) -> dict:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "hint": self.hint,
+        }
+
+
+@dataclass
+class Diagnostics:
+    """Collector: passes `report`; the driver locates, sorts and counts."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        path: str = "",
+        hint: str | None = None,
+        string_offset: int | None = None,
+    ) -> None:
+        if code not in CATALOGUE:
+            raise KeyError(f"unknown diagnostic code {code}")
+        self.items.append(Diagnostic(code, message, path, hint, string_offset=string_offset))
+
+    def extend(self, items: Iterable[Diagnostic]) -> None:
+        self.items.extend(items)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.items if d.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.items if d.severity == WARNING)
+
+    def has_errors(self) -> bool:
+        return any(d.severity == ERROR for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        def key(d: Diagnostic):
+            return (d.line or 0, d.column or 0, d.code, d.path)
+
+        return sorted(self.items, key=key)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """The hint for a misspelled name, or None when nothing is close."""
+    if not isinstance(name, str):
+        return None
+    pool = sorted(set(candidates))
+    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in pool}
+        close = [lowered[name.lower()]] if name.lower() in lowered else []
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def pointer(*parts: object) -> str:
+    """JSON pointer (RFC 6901) from path parts."""
+    out = []
+    for part in parts:
+        text = str(part).replace("~", "~0").replace("/", "~1")
+        out.append("/" + text)
+    return "".join(out)
+
+
+def join(base: str, *parts: object) -> str:
+    return base + pointer(*parts)
