@@ -94,6 +94,11 @@ class Diagnostics:
             raise KeyError(f"unknown diagnostic code {code}")
         self.items.append(Diagnostic(code, message, path, hint, string_offset=string_offset))
 
+    def report_at(self, code: str, message: str, line: int, column: int,
+                  hint: str | None = None) -> None:
+        """A problem with no JSON pointer, only a place in the text (E001)."""
+        self.items.append(Diagnostic(code, message, "", hint, line, column))
+
     def extend(self, items: Iterable[Diagnostic]) -> None:
         self.items.extend(items)
 

@@ -1,0 +1,222 @@
+"""Graph analysis (networkx): end nodes, reachability, traps and the W4xx lints.
+
+In: the resolved `Model`. Out: an `Analysis` (end nodes with provenance, reachable nodes,
+the static graph) and diagnostics E301, E302, W401-W406.
+
+Static edges come from `next_nodes[].target` and `default_next` only (self-loops included);
+`action: stay` and global transitions make no static edge. End nodes are the explicit
+`terminal: true` nodes plus those with static out-degree 0 (inferred). Reachability and the
+trap check (E301) add, from every node, an edge for each global transition whose condition
+is satisfiable there (self-targets excluded: the runtime skips them). A trap is reported once
+per closed group of nodes (a terminal strongly connected component of the trap nodes), at its
+first node in source order, since every node leading into it is stuck only because of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
+
+from .condition_ast import Condition, leaves
+from .conditions import print_condition
+from .diagnostics import Diagnostics, join
+from .resolve import CheckedTransition, Model
+from .satisfiability import Domain, field_domains, satisfiable
+
+
+NODE_DEPENDENT = ("system.current_node", "system.conversation_resuming")
+
+
+@dataclass
+class Analysis:
+    static: nx.DiGraph
+    end_kind: dict[str, int]  # node id -> END_EXPLICIT / END_INFERRED (end nodes only)
+    reachable: set[str]
+
+
+def analyse(model: Model, diags: Diagnostics) -> Analysis:
+    static = static_graph(model)
+    end_kind = end_nodes(model, static)
+    domains = domains_of(model)
+    check_conditions(model, end_kind, domains, diags)
+    full = runtime_graph(model, static, end_kind, domains)
+    entry = model.scenario.graph.entry
+    reachable = (nx.descendants(full, entry) | {entry}) if entry in full else set()
+    if not end_kind:
+        diags.report("E302", "the graph has no end node", "/graph/nodes",
+                     hint="mark the closing node \"terminal\": true, or give a node no outgoing transition")
+    else:
+        check_traps(model, full, end_kind, reachable, diags)
+    check_reachability(model, static, full, reachable, diags)
+    check_shadowed(model, diags)
+    check_unconditional_cycles(model, diags)
+    check_unused(model, diags)
+    return Analysis(static, end_kind, reachable)
+
+
+def static_graph(model: Model) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(model.node_ids)
+    for checked in model.nodes:
+        for t in checked.transitions:
+            if t.target is not None:
+                graph.add_edge(checked.node.id, t.target)
+    return graph
+
+
+def end_nodes(model: Model, static: nx.DiGraph) -> dict[str, int]:
+    kinds = {}
+    for checked in model.nodes:
+        node_id = checked.node.id
+        if checked.node.terminal:
+            kinds[node_id] = END_EXPLICIT
+        elif static.out_degree(node_id) == 0:
+            kinds[node_id] = END_INFERRED
+    return kinds
+
+
+def domains_of(model: Model) -> dict[str, Domain]:
+    scenario = model.scenario
+    kinds = {n: (s.value_type, s.values if isinstance(s.values, list) else ())
+             for n, s in scenario.slots.items()}
+    bounds = {n: (s.min, s.max) for n, s in scenario.slots.items()}
+    return field_domains(kinds, scenario.intents, model.node_ids, ACTS, SKILL_STATUSES, bounds)
+
+
+def node_assumptions(node_id: str, end_kind: dict[str, int]) -> dict:
+    """What holds while routing at `node_id`."""
+    assume: dict = {"system.current_node": node_id}
+    if node_id not in end_kind:
+        assume["system.conversation_resuming"] = False
+    return assume
+
+
+def check_conditions(model: Model, end_kind: dict, domains: dict, diags: Diagnostics) -> None:
+    """W404: a condition that can never be true where it is evaluated."""
+    for checked in model.nodes:
+        assume = node_assumptions(checked.node.id, end_kind)
+        for t in checked.transitions:
+            if t.condition is not None and not satisfiable(t.condition, domains, assume):
+                report_never_true(t, diags, f"at node '{checked.node.id}'")
+    for t in model.global_transitions:
+        if t.condition is not None and not nodes_where_possible(
+                t.condition, model.node_ids, end_kind, domains):
+            report_never_true(t, diags, "at any node")
+
+
+def report_never_true(t: CheckedTransition, diags: Diagnostics, where: str) -> None:
+    text = print_condition(t.condition)
+    diags.report("W404", f"condition can never be true {where}: {text}", join(t.pointer, "condition"),
+                 hint="two constraints on one field exclude each other, or a value is out of range")
+
+
+def runtime_graph(model: Model, static: nx.DiGraph, end_kind: dict, domains: dict) -> nx.DiGraph:
+    """Static edges plus the global transitions that can fire at each node."""
+    full = static.copy()
+    for t in model.global_transitions:
+        condition: Condition | None = t.condition if t.condition_ok else None
+        fires_at = nodes_where_possible(condition, model.node_ids, end_kind, domains)
+        full.add_edges_from((node_id, t.target) for node_id in fires_at if node_id != t.target)
+    return full
+
+
+def nodes_where_possible(condition: Condition | None, node_ids: list[str], end_kind: dict,
+                         domains: dict) -> list[str]:
+    """The nodes at which `condition` can hold; computed once when it does not depend on the node."""
+    if condition is None or not any(leaf.field in NODE_DEPENDENT for leaf in leaves(condition)):
+        return node_ids if satisfiable(condition, domains) else []
+    return [n for n in node_ids if satisfiable(condition, domains, node_assumptions(n, end_kind))]
+
+
+def check_traps(model: Model, full: nx.DiGraph, end_kind: dict, reachable: set,
+                diags: Diagnostics) -> None:
+    """E301: reachable nodes from which no end node can be reached."""
+    traps = reachable - backward_closure(full, end_kind)
+    if not traps:
+        return
+    order = {n.node.id: n for n in model.nodes}
+    position = {node_id: i for i, node_id in enumerate(model.node_ids)}
+    trapped = full.subgraph(traps)
+    condensed = nx.condensation(trapped)
+    for component in condensed.nodes:
+        if condensed.out_degree(component):
+            continue
+        members = sorted(condensed.nodes[component]["members"], key=position.__getitem__)
+        first = order[members[0]]
+        others = f" (with {', '.join(repr(m) for m in members[1:])})" if len(members) > 1 else ""
+        diags.report("E301", f"node '{members[0]}'{others} cannot reach any end node: "
+                             "the conversation can never finish from here", first.pointer,
+                     hint="add a transition towards an end node, or mark a node \"terminal\": true")
+
+
+def backward_closure(graph: nx.DiGraph, targets) -> set:
+    """Every node from which some node of `targets` can be reached (targets included)."""
+    seen = set(targets)
+    stack = list(seen)
+    while stack:
+        for pred in graph.pred[stack.pop()]:
+            if pred not in seen:
+                seen.add(pred)
+                stack.append(pred)
+    return seen
+
+
+def check_reachability(model: Model, static: nx.DiGraph, full: nx.DiGraph, reachable: set,
+                       diags: Diagnostics) -> None:
+    entry = model.scenario.graph.entry
+    for checked in model.nodes:
+        node_id = checked.node.id
+        if node_id == entry or node_id in reachable:
+            continue
+        if full.degree(node_id) == 0:
+            diags.report("W402", f"node '{node_id}' is isolated: no transition leads to or from it",
+                         checked.pointer, hint="connect it or delete it")
+        else:
+            diags.report("W401", f"node '{node_id}' is unreachable from the entry '{entry}'",
+                         checked.pointer, hint="add a transition that leads here, or delete it")
+
+
+def check_shadowed(model: Model, diags: Diagnostics) -> None:
+    """W403: entries after an unconditional `next_nodes` entry can never fire."""
+    for checked in model.nodes:
+        blocker = None
+        for t in checked.transitions:
+            if blocker is not None:
+                diags.report("W403", f"{t.label} can never fire: {blocker.label} has no condition",
+                             t.pointer, hint=f"give {blocker.label} a condition, or move it last")
+            elif t.condition is None and t.condition_ok and t.label != "default_next":
+                blocker = t
+
+
+def check_unconditional_cycles(model: Model, diags: Diagnostics) -> None:
+    """W406: nodes whose first rule always moves on, around a cycle."""
+    forced = nx.DiGraph()
+    for checked in model.nodes:
+        first = checked.transitions[0] if checked.transitions else None
+        if first and first.target is not None and first.condition is None and first.condition_ok:
+            forced.add_edge(checked.node.id, first.target, pointer=first.pointer)
+    position = {node_id: i for i, node_id in enumerate(model.node_ids)}
+    for cycle in nx.simple_cycles(forced):
+        start = min(cycle, key=position.__getitem__)
+        at = cycle.index(start)
+        ordered = cycle[at:] + cycle[:at]
+        path = " -> ".join(ordered + [start])
+        pointer = forced.edges[start, ordered[1] if len(ordered) > 1 else start]["pointer"]
+        diags.report("W406", f"cycle of unconditional transitions: {path}", pointer,
+                     hint="give one of these transitions a condition, or the conversation loops "
+                          "regardless of input")
+
+
+def check_unused(model: Model, diags: Diagnostics) -> None:
+    scenario = model.scenario
+    for name in scenario.slots:
+        if name not in model.used_slots:
+            diags.report("W405", f"slot '{name}' is declared but never used", join("/slots", name),
+                         hint="collect it in a node, use it in a condition or a response, or delete it")
+    for name in scenario.intents:
+        if name not in model.used_intents:
+            diags.report("W405", f"intent '{name}' is declared but never used", join("/intents", name),
+                         hint="test it in a condition (nlu.intent == ...) or delete it")

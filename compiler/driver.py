@@ -1,0 +1,167 @@
+"""Driver: runs the passes in order and places every diagnostic in the source text.
+
+In: a scenario path. Out: a `CompileResult` with the sorted, located diagnostics and, when
+there is no error, the IR bytes. Passes: read -> decode (schema) -> resolve (names, types,
+conditions) -> analyse (graph) -> emit. A pass runs only when the earlier ones left a usable
+document; each reports everything it finds. Positions are computed once, at the end, and
+only when there is something to report (valid input never pays for the locator).
+
+`write_ir` writes through a temporary file in the output's folder and renames it, so a failed
+compile never leaves a partial file, and a failing compile removes a stale output.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .analysis import Analysis, analyse
+from .diagnostics import Diagnostic, Diagnostics
+from .emit import build_program, emit
+from .resolve import Model, resolve
+from .schema import decode_scenario
+
+KEY_CODES = ("E010", "E013")  # about a key itself: point at the key, not its value
+
+
+class UsageError(Exception):
+    """A problem with how mgc was called or with the file system (exit status 2)."""
+
+
+@dataclass
+class CompileResult:
+    path: str
+    text: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    model: Model | None = None
+    analysis: Analysis | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "warning")
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+    def ir_bytes(self) -> bytes:
+        assert self.model is not None and self.analysis is not None and not self.errors
+        return emit(self.model, self.analysis)
+
+    def program(self):
+        return build_program(self.model, self.analysis)
+
+
+def read_source(path: str) -> tuple[str | None, list[Diagnostic]]:
+    """The file's text, or a diagnostic when it is not UTF-8; UsageError when unreadable."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory; give a scenario .json file") from None
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return None, [Diagnostic("E001", f"not UTF-8 text: invalid byte 0x{data[error.start]:02x}",
+                                 "", "save the file as UTF-8", line, column)]
+
+
+def check_source(path: str, text: str) -> CompileResult:
+    diags = Diagnostics()
+    result = CompileResult(path, text)
+    scenario = decode_scenario(text, diags)
+    if scenario is not None:
+        result.model = resolve(scenario, diags)
+        if not _blocks_analysis(diags):
+            result.analysis = analyse(result.model, diags)
+    result.diagnostics = locate(text, diags)
+    return result
+
+
+def check_file(path: str) -> CompileResult:
+    text, problems = read_source(path)
+    if text is None:
+        return CompileResult(path, "", problems)
+    return check_source(path, text)
+
+
+def _blocks_analysis(diags: Diagnostics) -> bool:
+    """Graph analysis needs a graph: skip it when the entry or the node list is broken."""
+    return any(d.code in ("E102",) or d.path in ("/graph", "/graph/nodes", "/graph/entry")
+               for d in diags.items if d.severity == "error")
+
+
+def locate(text: str, diags: Diagnostics) -> list[Diagnostic]:
+    """Diagnostics with line and column filled in, sorted by position."""
+    if not diags.items:
+        return []
+    pending = [d for d in diags.items if d.line is None]
+    if pending:
+        from .jsonpos import JSONSyntaxError, decode_with_positions
+
+        try:
+            locator = decode_with_positions(text)[1]
+        except JSONSyntaxError:
+            locator = None
+        placed = {id(d): _place(d, locator) for d in pending}
+        diags.items = [placed.get(id(d), d) for d in diags.items]
+    return diags.sorted()
+
+
+def _place(d: Diagnostic, locator) -> Diagnostic:
+    if locator is None:
+        return replace(d, line=1, column=1)
+    position = None
+    if d.string_offset is not None:
+        position = locator.string_char(d.path, d.string_offset)
+    elif d.code in KEY_CODES:
+        position = locator.key(d.path)
+    if position is None:
+        position = locator.nearest(d.path)
+    return replace(d, line=position[0], column=position[1])
+
+
+def write_ir(data: bytes, out: str) -> None:
+    """Write atomically: a temporary file in the same folder, then rename."""
+    target = Path(out)
+    if target.is_dir():
+        raise UsageError(f"{out}: is a directory; give an output file name like build/x.ir")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{out}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; an IR file is an ordinary file
+        os.replace(tmp, target)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        raise UsageError(f"{out}: cannot write: {error.strerror or error}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def remove_stale(out: str) -> None:
+    """A failed compile must not leave an older IR that looks current."""
+    try:
+        Path(out).unlink(missing_ok=True)
+    except OSError:
+        pass

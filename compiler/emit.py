@@ -1,0 +1,153 @@
+"""Emitter: the checked model and its analysis become an IR `Program`, then bytes.
+
+In: a `Model` and `Analysis` with no errors. Out: `ir.Program` with names interned, each
+condition compiled to opcode lists with resolved field indices, the executor kind, gates and
+ordered transition table of every node, the global table, end-node flags and a source map.
+Determinism: everything is emitted in source order, so the same scenario gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from interpreter import ir
+
+from . import __version__
+from .condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or
+from .conditions import print_condition
+from .resolve import CheckedTransition, Model
+from .analysis import Analysis
+from .schema import NodeDef, Scenario
+
+RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
+
+
+class _Interner:
+    """Name -> index tables of one program, used when compiling condition values."""
+
+    def __init__(self, model: Model):
+        scenario = model.scenario
+        self.nodes = {node_id: i for i, node_id in enumerate(model.node_ids)}
+        self.slots = {name: i for i, name in enumerate(scenario.slots)}
+        self.intents = {name: i for i, name in enumerate(scenario.intents)}
+        self.acts = {name: i for i, name in enumerate(ir.ACTS)}
+        self.domains = {"nodes": self.nodes, "intents": self.intents, "acts": self.acts}
+
+    def field(self, name: str) -> int:
+        if name.startswith("slots."):
+            return ir.SLOT_FIELD_BASE + self.slots[name[len("slots."):]]
+        return ir.FIELD_INDEX[name]
+
+    def value(self, field_name: str, value):
+        index = ir.FIELD_INDEX.get(field_name)
+        domain = ir.FIXED_FIELDS[index][2] if index is not None else None
+        table = self.domains.get(domain)
+        if table is None or value is NO_VALUE:
+            return None if value is NO_VALUE else value
+        if isinstance(value, list):
+            return [self._intern(table, v) for v in value]
+        return self._intern(table, value)
+
+    @staticmethod
+    def _intern(table: dict, value):
+        return None if value is None else table[value]
+
+
+def compile_condition(condition: Condition | None, names: _Interner):
+    """Opcode lists for a checked condition (None stays None: always true)."""
+    if condition is None:
+        return None
+    if isinstance(condition, Leaf):
+        operator = ir.OPERATORS.index(condition.operator)
+        return [ir.OP_LEAF, operator, names.field(condition.field),
+                names.value(condition.field, condition.value)]
+    if isinstance(condition, Not):
+        return [ir.OP_NOT, compile_condition(condition.item, names)]
+    op = ir.OP_AND if isinstance(condition, And) else ir.OP_OR
+    return [op, [compile_condition(item, names) for item in condition.items]]
+
+
+def build_program(model: Model, analysis: Analysis) -> ir.Program:
+    scenario = model.scenario
+    names = _Interner(model)
+    source_map: list[ir.SourceEntry] = []
+
+    def transition_row(t: CheckedTransition) -> tuple[int, object, int]:
+        source_map.append(ir.SourceEntry(
+            t.pointer, t.label, print_condition(t.condition) if t.condition is not None else ""))
+        target = ir.STAY if t.target is None else names.nodes[t.target]
+        return target, compile_condition(t.condition, names), len(source_map) - 1
+
+    nodes = []
+    for checked in model.nodes:
+        rows = [ir.Transition(*transition_row(t)) for t in checked.transitions]
+        nodes.append(build_node(checked.node, rows, analysis, names, scenario))
+    globals_ = [ir.GlobalTransition(t.name, *transition_row(t)) for t in model.global_transitions]
+    return ir.Program(
+        name=scenario.metadata.name, language=scenario.metadata.language,
+        version=scenario.metadata.version, description=scenario.metadata.description,
+        prompt_bot=scenario.prompts.bot, prompt_nlu=scenario.prompts.nlu,
+        entry=names.nodes[scenario.graph.entry], bot_first=scenario.graph.bot_first,
+        closing_acts=closing_acts(scenario), nodes=nodes, global_transitions=globals_,
+        slots=[build_slot(name, slot) for name, slot in scenario.slots.items()],
+        intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns))
+                 for name, i in scenario.intents.items()],
+        source_map=source_map,
+    )
+
+
+def closing_acts(scenario: Scenario) -> list[int]:
+    acts = []
+    for act in scenario.graph.closing_acts:
+        index = ir.ACTS.index("deny" if act == "negate" else act)
+        if index not in acts:
+            acts.append(index)
+    return acts
+
+
+def executor_kind(node: NodeDef) -> int:
+    if node.params.skill is not None:
+        return ir.EXECUTOR_SKILL
+    if node.collect_slots:
+        return ir.EXECUTOR_TASK
+    return ir.EXECUTOR_GENERAL
+
+
+def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
+               scenario: Scenario) -> ir.Node:
+    params = node.params
+    collect = [names.slots[s] for s in node.collect_slots]
+    required = [names.slots[s] for s in node.collect_slots if scenario.slots[s].policy == "required"]
+    responses = {kind: getattr(node.responses, kind) for kind in RESPONSE_KINDS
+                 if getattr(node.responses, kind) is not None}
+    return ir.Node(
+        id=node.id, name=node.name or node.id, description=node.description,
+        executor=executor_kind(node), end=analysis.end_kind.get(node.id, ir.END_NONE),
+        responses=responses, collect_slots=collect, required_slots=required, transitions=rows,
+        max_turns=params.max_turns, min_turns=params.min_turns,
+        max_fallback_retries=params.max_fallback_retries,
+        turn_limit_enabled=params.turn_limit_enabled, skill=params.skill,
+        skill_args=dict(params.skill_args), fallback=params.fallback, timeout_ms=params.timeout_ms,
+    )
+
+
+def build_slot(name: str, slot) -> ir.Slot:
+    return ir.Slot(
+        name=name, value_type=slot.value_type, required=slot.policy == "required",
+        values=list(slot.values) if isinstance(slot.values, list) else [],
+        synonyms={k: list(v) for k, v in slot.synonyms.items()}, description=slot.description,
+        question=slot.question, min=slot.min, max=slot.max, min_length=slot.min_length,
+        max_length=slot.max_length, pattern=slot.pattern, on_conflict=slot.on_conflict,
+    )
+
+
+def source_hash(scenario: Scenario) -> str:
+    """SHA-256 of the canonical source: the decoded scenario re-encoded, so layout does not count."""
+    return hashlib.sha256(msgspec.json.encode(scenario)).hexdigest()
+
+
+def emit(model: Model, analysis: Analysis) -> bytes:
+    program = build_program(model, analysis)
+    return ir.encode_ir(program, __version__, source_hash(model.scenario))

@@ -1,0 +1,318 @@
+"""Resolver: names to definitions, and the per-element checks of SPEC section 3 (E1xx, E2xx).
+
+In: a decoded `Scenario` (parts may be damaged, already reported by the schema pass).
+Out: a `Model`: the nodes with unique ids in source order, each with its ordered transition
+table (`next_nodes`, then `default_next`) whose targets are resolved and whose conditions are
+lowered and type-checked, the global transitions likewise, and which slots and intents are
+used (for W405). Every problem is reported once: a node id that failed to decode is simply
+absent, so a reference to it is not reported again as unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from interpreter.ir import ACTS
+
+from .condition_ast import Condition, leaves
+from .conditions import lower_condition
+from .diagnostics import Diagnostics, did_you_mean, join
+from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
+from .typecheck import ConditionEnv, SlotType, check_condition
+
+PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
+RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
+NUMERIC = ("integer", "number")
+TEXTUAL = ("string", "email")
+
+
+@dataclass
+class CheckedTransition:
+    """One routing rule with its target resolved and its condition checked."""
+
+    pointer: str
+    label: str  # reason label: next_nodes[i], default_next, global:NAME, global[i]
+    target: str | None  # None for `action: stay`
+    condition: Condition | None  # None: unconditional
+    condition_ok: bool = True  # False: the condition had an error (treated as unknown)
+    name: str | None = None  # global transitions only
+
+
+@dataclass
+class CheckedNode:
+    index: int  # position in graph.nodes
+    pointer: str
+    node: NodeDef
+    transitions: list[CheckedTransition] = field(default_factory=list)
+
+
+@dataclass
+class Model:
+    scenario: Scenario
+    nodes: list[CheckedNode]
+    global_transitions: list[CheckedTransition]
+    used_slots: set[str] = field(default_factory=set)
+    used_intents: set[str] = field(default_factory=set)
+
+    @property
+    def node_ids(self) -> list[str]:
+        return [n.node.id for n in self.nodes]
+
+
+def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
+    """Check references, definitions and conditions; build the `Model`."""
+    check_slots(scenario, diags)
+    check_intents(scenario, diags)
+    nodes = unique_nodes(scenario, diags)
+    model = Model(scenario, nodes, [])
+    env = condition_env(scenario, [n.node.id for n in nodes])
+    ids = set(model.node_ids)
+    check_graph_header(scenario, ids, diags)
+    for checked in nodes:
+        check_node(checked, model, env, ids, diags)
+    for i, raw in enumerate(scenario.graph.global_transitions):
+        path = join("/graph/global_transitions", i)
+        label = f"global:{raw.name}" if raw.name else f"global[{i}]"
+        target = resolve_target(raw.target, join(path, "target"), ids, diags)
+        transition = CheckedTransition(path, label, target, None, name=raw.name)
+        attach_condition(transition, raw.condition, join(path, "condition"), model, env, diags)
+        if target is not None:
+            model.global_transitions.append(transition)
+    return model
+
+
+def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
+    seen: dict[str, str] = {}
+    nodes = []
+    for i, node in enumerate(scenario.graph.nodes):
+        path = join("/graph/nodes", i)
+        if not isinstance(node.id, str):
+            continue
+        if node.id in seen:
+            diags.report("E101", f"duplicate node id '{node.id}'", join(path, "id"),
+                         hint=f"first defined at {seen[node.id]}; rename one of them")
+            continue
+        seen[node.id] = path
+        nodes.append(CheckedNode(i, path, node))
+    return nodes
+
+
+def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
+    slots = {}
+    for name, slot in scenario.slots.items():
+        values = tuple(slot.values) if isinstance(slot.values, list) else ()
+        slots[name] = SlotType(slot.value_type, values)
+    return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots)
+
+
+def check_graph_header(scenario: Scenario, ids: set[str], diags: Diagnostics) -> None:
+    entry = scenario.graph.entry
+    if isinstance(entry, str) and entry not in ids:
+        diags.report("E102", f"graph.entry '{entry}' does not name a node", "/graph/entry",
+                     hint=did_you_mean(entry, ids) or "set it to the id of the first node")
+    for i, act in enumerate(scenario.graph.closing_acts):
+        normal = "deny" if act == "negate" else act
+        if normal not in ACTS:
+            diags.report("E012", f"'{act}' is not a dialogue act", join("/graph/closing_acts", i),
+                         hint=did_you_mean(act, ACTS) or f"acts: {', '.join(ACTS)}")
+
+
+def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[str],
+               diags: Diagnostics) -> None:
+    node, path = checked.node, checked.pointer
+    slots = model.scenario.slots
+    for j, name in enumerate(node.collect_slots):
+        if name in slots:
+            model.used_slots.add(name)
+        else:
+            report_undeclared_slot(name, join(path, "collect_slots", j), slots, diags)
+    check_params(node, path, diags)
+    check_placeholders(node, path, model, diags)
+    for j, raw in enumerate(node.next_nodes):
+        transition = check_next_node(raw, join(path, "next_nodes", j), f"next_nodes[{j}]", ids, diags)
+        if transition is None:
+            continue
+        attach_condition(transition, raw.condition, join(transition.pointer, "condition"),
+                         model, env, diags)
+        checked.transitions.append(transition)
+    if node.default_next is not None:
+        target = resolve_target(node.default_next, join(path, "default_next"), ids, diags)
+        if target is not None:
+            checked.transitions.append(
+                CheckedTransition(join(path, "default_next"), "default_next", target, None))
+
+
+def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostics):
+    """The transition of a `next_nodes` entry, or None when it is unusable (E103/E104)."""
+    if raw.target == STAY_SENTINEL:
+        diags.report("E013", "target '__stay__' was removed in scenario v2", join(path, "target"),
+                     hint='use {"action": "stay"} instead of a target')
+        return None
+    if (raw.target is None) == (raw.action is None):
+        both = "both" if raw.target is not None else "neither"
+        diags.report("E104", f"transition has {both} of 'target' and 'action'", path,
+                     hint='give either "target": NODE or "action": "stay"')
+        return None
+    if raw.action is not None:
+        if raw.action != "stay":
+            diags.report("E104", f"unknown action '{raw.action}'", join(path, "action"),
+                         hint="the only action is \"stay\"")
+            return None
+        return CheckedTransition(path, label, None, None)
+    target = resolve_target(raw.target, join(path, "target"), ids, diags)
+    return None if target is None else CheckedTransition(path, label, target, None)
+
+
+def resolve_target(name, path: str, ids: set[str], diags: Diagnostics) -> str | None:
+    if not isinstance(name, str):
+        return None
+    if name in ids:
+        return name
+    diags.report("E103", f"unknown target node '{name}'", path,
+                 hint=did_you_mean(name, ids) or f"nodes: {', '.join(sorted(ids))}")
+    return None
+
+
+def attach_condition(transition: CheckedTransition, raw, path: str, model: Model,
+                     env: ConditionEnv, diags: Diagnostics) -> None:
+    """Lower and check `raw`; record usage; mark the transition when the condition failed."""
+    if raw is ABSENT:
+        return
+    before = diags.errors
+    lowered = lower_condition(raw, path, diags)
+    if lowered is not None:
+        record_usage(lowered, model)
+        checked = check_condition(lowered, env, diags)
+        if checked is not None:
+            transition.condition = checked
+    transition.condition_ok = diags.errors == before and transition.condition is not None
+
+
+def record_usage(condition: Condition, model: Model) -> None:
+    for leaf in leaves(condition):
+        if leaf.field.startswith("slots."):
+            model.used_slots.add(leaf.field[len("slots."):])
+        elif leaf.field == "nlu.intent":
+            values = leaf.value if isinstance(leaf.value, list) else [leaf.value]
+            model.used_intents.update(v for v in values if isinstance(v, str))
+
+
+def check_placeholders(node: NodeDef, path: str, model: Model, diags: Diagnostics) -> None:
+    texts = [(join(path, "responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
+    texts.append((join(path, "params", "fallback"), node.params.fallback))
+    for text_path, text in texts:
+        if not isinstance(text, str):
+            continue
+        for match in PLACEHOLDER.finditer(text):
+            namespace, name = match.groups()
+            if namespace == "slots" and name not in model.scenario.slots:
+                report_undeclared_slot(name, text_path, model.scenario.slots, diags,
+                                       string_offset=match.start())
+            elif namespace == "slots":
+                model.used_slots.add(name)
+            elif node.params.skill is None:
+                diags.report("E105", f"placeholder '{match.group(0)}' on a node without a skill",
+                             text_path, hint="only a node with params.skill has skill.data",
+                             string_offset=match.start())
+
+
+def report_undeclared_slot(name, path: str, slots: dict, diags: Diagnostics,
+                           string_offset: int | None = None) -> None:
+    diags.report("E105", f"undeclared slot '{name}'", path, string_offset=string_offset,
+                 hint=did_you_mean(name, slots) or "declare it under \"slots\"")
+
+
+def check_params(node: NodeDef, path: str, diags: Diagnostics) -> None:
+    params, ppath = node.params, join(path, "params")
+    problems = []
+    if params.max_turns is not None and params.max_turns < 1:
+        problems.append(("max_turns", f"max_turns must be at least 1, got {params.max_turns}"))
+    if params.min_turns < 1:
+        problems.append(("min_turns", f"min_turns must be at least 1, got {params.min_turns}"))
+    elif params.max_turns is not None and params.max_turns >= 1 and params.min_turns > params.max_turns:
+        problems.append(("min_turns", f"min_turns ({params.min_turns}) is greater than "
+                                      f"max_turns ({params.max_turns})"))
+    if params.max_fallback_retries < 0:
+        problems.append(("max_fallback_retries", "max_fallback_retries must not be negative"))
+    if params.timeout_ms is not None and params.timeout_ms < 1:
+        problems.append(("timeout_ms", f"timeout_ms must be at least 1, got {params.timeout_ms}"))
+    for key in ("skill_args", "fallback", "timeout_ms"):
+        if params.skill is None and getattr(params, key) not in (None, {}):
+            problems.append((key, f"params.{key} has no effect without params.skill"))
+    for key, message in problems:
+        diags.report("E107", message, join(ppath, key), hint="fix the value in params")
+
+
+def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
+    for name, intent in scenario.intents.items():
+        for i, pattern in enumerate(intent.patterns):
+            error = regex_error(pattern)
+            if error:
+                diags.report("E012", f"invalid regex: {error}", join("/intents", name, "patterns", i),
+                             hint="fix the regular expression (Python `re` syntax)")
+
+
+def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
+    for name, slot in scenario.slots.items():
+        for key, message in slot_problems(slot):
+            diags.report("E106", message, join("/slots", name, key) if key else join("/slots", name),
+                         hint=f"see the slot table in the README for '{slot.value_type}' slots")
+
+
+def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
+    """(field, message) for every E106 problem of one slot definition."""
+    problems: list[tuple[str, str]] = []
+    kind = slot.value_type
+    values = slot.values if isinstance(slot.values, list) else None
+    if kind == "enum":
+        if not values:
+            problems.append(("values" if values is not None else "", "enum slot needs a non-empty 'values' list"))
+        elif len(set(values)) != len(values):
+            dupes = sorted({v for v in values if values.count(v) > 1})
+            problems.append(("values", f"duplicate enum values: {', '.join(dupes)}"))
+        for member in slot.synonyms:
+            if values and member not in values:
+                problems.append(("synonyms", f"synonyms for '{member}', which is not a member"
+                                             f"{_hint_suffix(member, values)}"))
+    else:
+        if values is not None:
+            problems.append(("values", f"'values' is only for enum slots, not {kind}"))
+        if slot.synonyms:
+            problems.append(("synonyms", f"'synonyms' is only for enum slots, not {kind}"))
+    problems += bound_problems(slot)
+    return problems
+
+
+def bound_problems(slot: SlotDef) -> list[tuple[str, str]]:
+    kind, problems = slot.value_type, []
+    for key in ("min", "max"):
+        if getattr(slot, key) is not None and kind not in NUMERIC:
+            problems.append((key, f"'{key}' is only for integer and number slots, not {kind}"))
+    for key in ("min_length", "max_length", "pattern"):
+        if getattr(slot, key) is not None and kind not in TEXTUAL:
+            problems.append((key, f"'{key}' is only for string and email slots, not {kind}"))
+    if slot.min is not None and slot.max is not None and slot.min > slot.max:
+        problems.append(("min", f"min ({slot.min}) is greater than max ({slot.max})"))
+    for key in ("min_length", "max_length"):
+        if (getattr(slot, key) or 0) < 0:
+            problems.append((key, f"'{key}' must not be negative"))
+    if slot.min_length is not None and slot.max_length is not None and slot.min_length > slot.max_length:
+        problems.append(("min_length", f"min_length ({slot.min_length}) is greater than "
+                                       f"max_length ({slot.max_length})"))
+    if slot.pattern is not None and regex_error(slot.pattern):
+        problems.append(("pattern", f"invalid pattern: {regex_error(slot.pattern)}"))
+    return problems
+
+
+def regex_error(pattern: str) -> str | None:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as error:
+        return str(error)
+    return None
+
+
+def _hint_suffix(name: str, candidates) -> str:
+    hint = did_you_mean(name, candidates)
+    return f" ({hint})" if hint else ""

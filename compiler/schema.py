@@ -1,0 +1,295 @@
+"""Scenario schema (v2) as msgspec Structs, and the decoder that reports every problem.
+
+In: the scenario file's bytes. Out: a `Scenario` (possibly with damaged parts replaced by
+neutral values) plus diagnostics E001, E002, E010-E013, each with a JSON pointer.
+
+Valid input takes the fast path: one typed `msgspec.json.decode`. When that fails, the
+document is decoded untyped and converted element by element (`convert_struct`), so that
+every unknown, missing or mistyped field is reported, not only the first. A field that
+fails keeps a neutral value so that later passes see the element (a node with a bad `name`
+still exists: references to it do not cascade into unknown-target errors).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from interpreter.ir import DEFAULT_CLOSING_ACTS
+
+from .diagnostics import Diagnostics, did_you_mean, join
+
+NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
+Absent = msgspec.UnsetType
+ABSENT = msgspec.UNSET
+
+
+class _Schema(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    pass
+
+
+class Metadata(_Schema, kw_only=True):
+    name: str
+    language: str = "ko"
+    version: str = ""
+    description: str = ""
+
+
+class Prompts(_Schema, kw_only=True):
+    bot: str = ""
+    nlu: str = ""
+
+
+class IntentDef(_Schema, kw_only=True):
+    description: str = ""
+    examples: list[str] = []
+    patterns: list[str] = []
+
+
+class SlotDef(_Schema, kw_only=True):
+    policy: Literal["required", "optional"]
+    value_type: Literal["string", "integer", "number", "boolean", "enum", "email"]
+    values: list[str] | Absent = ABSENT
+    synonyms: dict[str, list[str]] = {}
+    description: str = ""
+    question: str | None = None
+    min: int | float | None = None
+    max: int | float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    on_conflict: Literal["overwrite", "keep", "confirm"] = "overwrite"
+
+
+class Responses(_Schema, kw_only=True):
+    default: str | None = None
+    no_input: str | None = None
+    not_understood: str | None = None
+    turn_limit: str | None = None
+    complete: str | None = None
+
+
+class Params(_Schema, kw_only=True):
+    max_turns: int | None = None
+    min_turns: int = 1
+    max_fallback_retries: int = 2
+    turn_limit_enabled: bool = True
+    skill: str | None = None
+    skill_args: dict[str, Any] = {}
+    fallback: str | None = None
+    timeout_ms: int | None = None
+
+
+class TransitionDef(_Schema, kw_only=True):
+    target: str | None = None
+    action: str | None = None
+    condition: Any = ABSENT
+
+
+class GlobalTransitionDef(_Schema, kw_only=True):
+    name: str | None = None
+    target: str
+    condition: Any
+
+
+class NodeDef(_Schema, kw_only=True):
+    id: NodeId
+    name: str = ""
+    description: str
+    responses: Responses = msgspec.field(default_factory=Responses)
+    params: Params = msgspec.field(default_factory=Params)
+    collect_slots: list[str] = []
+    next_nodes: list[TransitionDef] = []
+    default_next: str | None = None
+    terminal: bool = False
+
+
+class Graph(_Schema, kw_only=True):
+    entry: str
+    bot_first: bool = False
+    closing_acts: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_CLOSING_ACTS))
+    global_transitions: list[GlobalTransitionDef] = []
+    nodes: Annotated[list[NodeDef], Meta(min_length=1)]
+
+
+class Scenario(_Schema, kw_only=True):
+    metadata: Metadata
+    prompts: Prompts = msgspec.field(default_factory=Prompts)
+    intents: dict[str, IntentDef] = {}
+    slots: dict[str, SlotDef] = {}
+    graph: Graph
+
+
+# Fields of scenario v1 and what replaces them (E013).
+REMOVED_FIELDS: dict[str, str] = {
+    "type": "the executor is decided by structure: `params.skill` makes a skill node, "
+    "non-empty `collect_slots` a task node",
+    "executor": "the executor is decided by structure: `params.skill` makes a skill node, "
+    "non-empty `collect_slots` a task node",
+    "transitions": "use `next_nodes` (conditional) and `default_next`",
+    "start_node": "use `graph.entry`",
+    "next": "use `default_next`",
+    "end": "use `\"terminal\": true` on the node",
+}
+STAY_SENTINEL = "__stay__"
+
+
+def decode_scenario(text: str, diags: Diagnostics) -> Scenario | None:
+    """The scenario in `text`, or None when the document is unusable (E001/E002)."""
+    try:
+        return msgspec.json.decode(text, type=Scenario)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        pass
+    raw = _decode_untyped(text, diags)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not raw:
+        kind = "an empty object" if raw == {} else f"{_json_kind(raw)}"
+        diags.report("E002", f"the top level is {kind}; a scenario is a JSON object",
+                     "", hint="start from `mgc schema` or scenarios/senimate.json")
+        return None
+    return convert_struct(raw, Scenario, "", diags)
+
+
+def _decode_untyped(text: str, diags: Diagnostics) -> Any:
+    try:
+        return msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    from .jsonpos import JSONSyntaxError, decode_with_positions  # only for broken or deep input
+
+    try:
+        return decode_with_positions(text)[0]
+    except JSONSyntaxError as error:
+        diags.report_at("E001", f"not valid JSON: {error.message}", error.line, error.column,
+                        hint="fix the JSON syntax at this position")
+        return None
+
+
+def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -> Any:
+    """`raw` converted to `struct_type`, reporting every problem; never raises."""
+    if not isinstance(raw, dict):
+        diags.report("E012", f"expected an object, got {_json_kind(raw)}", path)
+        return None
+    fields = {f.encode_name: f for f in msgspec.structs.fields(struct_type)}
+    values: dict[str, Any] = {}
+    for key in raw:
+        if key not in fields:
+            _report_unknown_key(key, fields, join(path, key), diags)
+    for name, info in fields.items():
+        if name in raw:
+            values[info.name] = _convert_value(raw[name], info.type, join(path, name), diags)
+        elif info.required:
+            diags.report("E011", f"missing required field '{name}'", path,
+                         hint=f"add \"{name}\" to this object")
+            values[info.name] = None
+    return struct_type(**values)
+
+
+def _report_unknown_key(key: str, fields: dict, path: str, diags: Diagnostics) -> None:
+    if key in REMOVED_FIELDS:
+        diags.report("E013", f"'{key}' was removed in scenario v2", path,
+                     hint=REMOVED_FIELDS[key])
+    else:
+        diags.report("E010", f"unknown field '{key}'", path,
+                     hint=did_you_mean(key, fields) or f"known fields: {', '.join(fields)}")
+
+
+def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> Any:
+    """Convert one field value; Structs, lists and dicts of Structs go element by element."""
+    base = _strip_annotated(annotation)
+    if isinstance(base, type) and issubclass(base, msgspec.Struct):
+        return convert_struct(raw, base, path, diags)
+    origin, args = typing.get_origin(base), typing.get_args(base)
+    struct_arg = args[-1] if args else None
+    if _is_struct(struct_arg) and origin is list and isinstance(raw, list):
+        if not _check_meta(raw, annotation, path, diags):
+            return []
+        items = [_convert_value(v, struct_arg, join(path, i), diags) for i, v in enumerate(raw)]
+        return [item for item in items if item is not None]
+    if _is_struct(struct_arg) and origin is dict and isinstance(raw, dict):
+        items = {k: _convert_value(v, struct_arg, join(path, k), diags) for k, v in raw.items()}
+        return {k: v for k, v in items.items() if v is not None}
+    if base is Any:
+        return raw
+    try:
+        return msgspec.convert(raw, annotation)
+    except msgspec.ValidationError as error:
+        message, suffix = _split_msgspec_error(str(error))
+        diags.report("E012", message, path + suffix)
+        return _neutral(base)
+    except RecursionError:
+        diags.report("E012", "value nested too deeply", path)
+        return _neutral(base)
+
+
+def _check_meta(raw: list, annotation: Any, path: str, diags: Diagnostics) -> bool:
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, Meta) and meta.min_length and len(raw) < meta.min_length:
+            diags.report("E012", "the list must not be empty", path,
+                         hint="a scenario needs at least one node")
+            return False
+    return True
+
+
+_MSGSPEC_PATH = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_PATH_PART = re.compile(r"\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]|\.([^.\[]+)")
+
+
+def _split_msgspec_error(text: str) -> tuple[str, str]:
+    """msgspec's "Expected `str`, got `int` - at `$.x[0]`" -> ("expected ...", "/x/0")."""
+    match = _MSGSPEC_PATH.match(text)
+    message = match.group("message") if match else text
+    message = message[:1].lower() + message[1:]
+    suffix = ""
+    for index, quoted, name in _PATH_PART.findall((match and match.group("path")) or ""):
+        part = index or name or msgspec.json.decode(quoted)
+        suffix = join(suffix, part)
+    return message, suffix
+
+
+def _strip_annotated(annotation: Any) -> Any:
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated else annotation
+
+
+def _is_struct(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, msgspec.Struct)
+
+
+def _neutral(annotation: Any) -> Any:
+    """A harmless stand-in for a field whose value was rejected."""
+    origin = typing.get_origin(annotation)
+    if origin is list or annotation is list:
+        return []
+    if origin is dict or annotation is dict:
+        return {}
+    if annotation is bool:
+        return False
+    if isinstance(annotation, types.UnionType) or origin is typing.Union:
+        return None
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def scenario_json_schema() -> dict:
+    """JSON Schema of the scenario format, for editors (`mgc schema`)."""
+    return msgspec.json.schema(Scenario)
