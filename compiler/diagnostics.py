@@ -132,14 +132,17 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean '{close[0]}'?" if close else None
 
 
+def _escape(part: object) -> str:
+    text = str(part)
+    if "~" in text or "/" in text:
+        text = text.replace("~", "~0").replace("/", "~1")
+    return text
+
+
 def pointer(*parts: object) -> str:
     """JSON pointer (RFC 6901) from path parts."""
-    out = []
-    for part in parts:
-        text = str(part).replace("~", "~0").replace("/", "~1")
-        out.append("/" + text)
-    return "".join(out)
+    return "".join(["/" + _escape(part) for part in parts])
 
 
 def join(base: str, *parts: object) -> str:
-    return base + pointer(*parts)
+    return base + "".join(["/" + _escape(part) for part in parts])

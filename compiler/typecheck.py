@@ -1,0 +1,362 @@
+"""Type checking of conditions: names against the catalogues, values against field types.
+
+In: a `Condition` from `conditions.py` (either syntax), the `ConditionEnv` of the scenario
+(declared intents, node ids, slot types) and the `Diagnostics` collector.
+Out: the same condition with normalised values, or None when any leaf in it failed.
+
+Each leaf is checked in a fixed order and stops at its first problem, so one mistake gives
+one report and never a cascade:
+
+    E201  the field is not in the catalogue (`interpreter.ir.FIXED_FIELDS`, `slots.<declared>`)
+    E202  the operator is not one of `OPERATORS` (the only place E202 is reported: lowering
+          keeps an unknown operator in the leaf as written)
+    E203  the operator does not apply to the field's kind
+    E204  the value has the wrong type, or is not a member of the field's closed set
+
+After: every value is of its field's type: enum values are members, `nlu.dialogue_act` reads
+`negate` as `deny` and JSON null as the act "null", integer fields hold ints (2.0 -> 2),
+and `in`/`not_in` hold non-empty lists. Reports carry the leaf's pointer and, for a leaf from
+an expression string, its offset in the string so the caret lands on the leaf.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
+from compiler.conditions import json_type, print_value
+from compiler.diagnostics import Diagnostics, did_you_mean, join
+from interpreter.ir import ACTS, FIELD_INDEX, FIXED_FIELDS, OPERATORS, SKILL_STATUSES
+
+VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
+ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
+LIST_OPERATORS = frozenset({"in", "not_in"})
+NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})
+NUMERIC_KINDS = frozenset({"integer", "number"})
+TEXT_KINDS = frozenset({"string", "email"})
+# Acts an NLU may say that mean a member of ACTS.
+ACT_ALIASES = {"negate": "deny"}
+# Symbols and near-names people write for an operator, read as a did-you-mean.
+OPERATOR_ALIASES = {
+    "==": "equals", "=": "equals", "eq": "equals", "!=": "not_equals", "ne": "not_equals",
+    ">": "greater_than", ">=": "greater_or_equal", "<": "less_than", "<=": "less_or_equal",
+    "gt": "greater_than", "gte": "greater_or_equal", "lt": "less_than", "lte": "less_or_equal",
+    "not in": "not_in", "is empty": "is_empty", "is not empty": "is_not_empty",
+}
+
+# ---------------------------------------------------------------------------------------
+# Message wording, in one place.
+
+MSG = {
+    "unknown_field": "unknown condition field '{field}'",
+    "undeclared_slot": "condition field '{field}' names an undeclared slot '{slot}'",
+    "unknown_operator": "unknown operator '{operator}'",
+    "not_applicable": "operator '{operator}' does not apply to '{field}' ({kind})",
+    "wrong_type": "'{operator}' on '{field}' needs {expected}, got {got}",
+    "not_integer": "'{field}' holds whole numbers; {value} is not one",
+    "not_nullable": "'{field}' is never null",
+    "list_required": "'{operator}' needs a list of values, got {got}",
+    "empty_list": "'{operator}' needs at least one value",
+    "not_member": {
+        "intents": "'{value}' is not a declared intent",
+        "acts": "'{value}' is not a dialogue act",
+        "nodes": "'{value}' is not a node id",
+        "skill_status": "'{value}' is not a skill status",
+        "slot_values": "'{value}' is not a value of slot '{slot}'",
+    },
+}
+HINT = {
+    "fields": "condition fields are nlu.intent, nlu.dialogue_act, nlu.confidence, nlu.text, "
+    "system.*, skill.status and slots.<declared slot>",
+    "declare_slot": 'declare it under "slots"',
+    "operators": "operators are " + ", ".join(OPERATORS),
+    "ordering": "ordering operators apply to integer and number fields",
+    "contains": "'contains' tests text; for this field use 'equals' or 'in'",
+    "unquote": "write the number without quotes: {text}",
+    "quote": 'text values are quoted: "{text}"',
+    "use_list": "write a list, as in [{value}]",
+    "members": "{what}: {members}",
+    "declare_intent": 'declare it under "intents"',
+    "bare_field": "a field on its own means '== true'; compare it with a value",
+}
+EXPECTED_WORDS = {
+    "string": "a string", "email": "a string", "integer": "an integer", "number": "a number",
+    "boolean": "true or false", "enum": "a string",
+}
+DOMAIN_WORDS = {
+    "intents": "declared intents", "acts": "dialogue acts", "nodes": "node ids",
+    "skill_status": "skill statuses", "slot_values": "values",
+}
+
+
+@dataclass(frozen=True)
+class SlotType:
+    """A declared slot as conditions see it: value type, and members when it is an enum."""
+
+    value_type: str  # one of VALUE_TYPES
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConditionEnv:
+    """What the scenario declares that conditions may name."""
+
+    intents: tuple[str, ...]
+    nodes: tuple[str, ...]
+    slots: dict[str, SlotType]
+
+
+@dataclass(frozen=True)
+class FieldType:
+    """The type of a condition field: `kind` (a VALUE_TYPES entry), the members of an enum,
+    whether it may be null, and which closed set the members come from (`domain`:
+    "intents", "acts", "nodes", "skill_status", "slot_values", or None when not an enum)."""
+
+    kind: str
+    members: tuple[str, ...] = ()
+    nullable: bool = False
+    domain: str | None = None
+
+
+def field_type(name: str, env: ConditionEnv) -> FieldType | None:
+    """The type of field `name` in `env`, or None when it is not a field."""
+    if name in FIELD_INDEX:
+        _, kind, domain, nullable = FIXED_FIELDS[FIELD_INDEX[name]]
+        return FieldType(kind, _domain_members(domain, env), nullable, domain)
+    if name.startswith("slots.") and name[len("slots."):] in env.slots:
+        slot = env.slots[name[len("slots."):]]
+        if slot.value_type == "enum":
+            return FieldType("enum", tuple(slot.values), True, "slot_values")
+        return FieldType(slot.value_type, (), True, None)  # an unfilled slot reads as null
+    return None
+
+
+def _domain_members(domain: str | None, env: ConditionEnv) -> tuple[str, ...]:
+    closed_sets = {"intents": env.intents, "acts": ACTS, "nodes": env.nodes, "skill_status": SKILL_STATUSES}
+    return tuple(closed_sets.get(domain, ()))
+
+
+def known_fields(env: ConditionEnv) -> list[str]:
+    """Every field name a condition may use in `env`."""
+    return [name for name, *_ in FIXED_FIELDS] + ["slots." + name for name in env.slots]
+
+
+# ---------------------------------------------------------------------------------------
+# The walk.
+
+
+def check_condition(condition: Condition, env: ConditionEnv, diags: Diagnostics) -> Condition | None:
+    """`condition` with normalised values, or None after reporting every bad leaf once."""
+    checked: dict[int, Leaf | None] = {}
+    for leaf in leaves(condition):
+        if id(leaf) not in checked:  # a leaf shared by two parents is still one problem
+            checked[id(leaf)] = _check_leaf(leaf, env, diags)
+    if any(leaf is None for leaf in checked.values()):
+        return None
+    return _rebuild(condition, checked)
+
+
+def _rebuild(condition: Condition, checked: dict[int, Leaf | None]) -> Condition:
+    """A copy of `condition` with its leaves replaced, children before parents (iterative)."""
+    built: dict[int, Condition] = {}
+    for node in reversed(list(walk(condition))):
+        if isinstance(node, Leaf):
+            built[id(node)] = checked[id(node)]
+        elif isinstance(node, Not):
+            built[id(node)] = Not(built[id(node.item)], pos=node.pos)
+        else:
+            items = tuple(built[id(item)] for item in node.items)
+            built[id(node)] = type(node)(items, pos=node.pos)
+    return built[id(condition)]
+
+
+# Which key of an object-form leaf each code is about.
+PROBLEM_KEY = {"E201": "field", "E202": "operator", "E203": "operator", "E204": "value"}
+
+
+class _Problem(Exception):
+    """The one problem of a leaf: code, message, hint."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.code, self.message, self.hint = code, message, hint
+
+
+def _check_leaf(leaf: Leaf, env: ConditionEnv, diags: Diagnostics) -> Leaf | None:
+    try:
+        ftype = _resolve_field(leaf.field, env)
+        _check_operator(leaf, ftype)
+        value = _check_value(leaf, ftype)
+    except _Problem as problem:
+        pointer = leaf.pos.pointer if leaf.pos else ""
+        offset = leaf.pos.offset if leaf.pos else None
+        if leaf.pos and offset is None:  # object form: point at the key that is wrong
+            pointer = join(pointer, PROBLEM_KEY[problem.code])
+        diags.report(problem.code, problem.message, pointer, problem.hint, string_offset=offset)
+        return None
+    return Leaf(leaf.field, leaf.operator, value, pos=leaf.pos)
+
+
+def _resolve_field(name: str, env: ConditionEnv) -> FieldType:
+    ftype = field_type(name, env)
+    if ftype is not None:
+        return ftype
+    if isinstance(name, str) and name.startswith("slots."):
+        slot = name[len("slots."):]
+        hint = did_you_mean(slot, env.slots) or HINT["declare_slot"]
+        raise _Problem("E201", MSG["undeclared_slot"].format(field=name, slot=slot), hint)
+    hint = did_you_mean(name, known_fields(env)) or HINT["fields"]
+    raise _Problem("E201", MSG["unknown_field"].format(field=name), hint)
+
+
+def _check_operator(leaf: Leaf, ftype: FieldType) -> None:
+    operator = leaf.operator
+    if operator not in OPERATORS:
+        alias = OPERATOR_ALIASES.get(operator) if isinstance(operator, str) else None
+        hint = f"did you mean '{alias}'?" if alias else did_you_mean(operator, OPERATORS)
+        raise _Problem("E202", MSG["unknown_operator"].format(operator=operator), hint or HINT["operators"])
+    if operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS:
+        hint = HINT["ordering"]
+    elif operator == "contains" and ftype.kind not in TEXT_KINDS:
+        hint = HINT["contains"]
+    else:
+        return
+    message = MSG["not_applicable"].format(operator=operator, field=leaf.field, kind=_kind_words(ftype))
+    raise _Problem("E203", message, hint)
+
+
+def _kind_words(ftype: FieldType) -> str:
+    return f"{ftype.kind}, nullable" if ftype.nullable else ftype.kind
+
+
+# ---------------------------------------------------------------------------------------
+# Values.
+
+
+def _check_value(leaf: Leaf, ftype: FieldType):
+    """The normalised value of a leaf whose field and operator are fine, or `_Problem`."""
+    operator, value = leaf.operator, leaf.value
+    if operator in NO_VALUE_OPERATORS:
+        return NO_VALUE  # lowering guarantees there is none
+    if operator in ORDERING_OPERATORS:
+        return _check_number(leaf, ftype, value)
+    if operator == "contains":
+        if not isinstance(value, str):
+            raise _wrong_type(leaf, "a string", value)
+        return value
+    if operator in LIST_OPERATORS:
+        if not isinstance(value, (list, tuple)):
+            hint = HINT["use_list"].format(value=_show(value))
+            raise _Problem("E204", MSG["list_required"].format(operator=operator, got=_describe(value)), hint)
+        if not value:
+            raise _Problem("E204", MSG["empty_list"].format(operator=operator))
+        return [_check_member(leaf, ftype, item) for item in value]
+    return _check_member(leaf, ftype, value)  # equals, not_equals
+
+
+def _check_number(leaf: Leaf, ftype: FieldType, value):
+    """An ordering operand: a number (bool is not one), whole for an integer field."""
+    if not _is_number(value):
+        raise _wrong_type(leaf, "a number", value)
+    if ftype.kind == "integer":
+        return _as_integer(leaf, value)
+    return value
+
+
+def _check_member(leaf: Leaf, ftype: FieldType, value):
+    """One value for equals/not_equals/in/not_in: of the field's type, or null if nullable."""
+    if ftype.domain == "acts":
+        value = _normalise_act(value)
+    if value is None:
+        if ftype.nullable:
+            return None
+        raise _Problem("E204", MSG["not_nullable"].format(field=leaf.field))
+    kind = ftype.kind
+    if kind in TEXT_KINDS and isinstance(value, str):
+        return value
+    if kind == "integer" and _is_number(value):
+        return _as_integer(leaf, value)
+    if kind == "number" and _is_number(value):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "enum" and isinstance(value, str):
+        if value in ftype.members:
+            return value
+        raise _not_member(leaf, ftype, value)
+    raise _wrong_type(leaf, EXPECTED_WORDS.get(kind, kind), value, ftype)
+
+
+def _normalise_act(value):
+    if value is None:  # JSON null in a condition stands for the act "null" (not understood)
+        return "null"
+    return ACT_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _as_integer(leaf: Leaf, value: int | float) -> int:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise _Problem("E204", MSG["not_integer"].format(field=leaf.field, value=_show(value)))
+        return int(value)
+    return value
+
+
+def _not_member(leaf: Leaf, ftype: FieldType, value: str) -> _Problem:
+    slot = leaf.field[len("slots."):]
+    message = MSG["not_member"][ftype.domain].format(value=value, slot=slot)
+    hint = did_you_mean(value, ftype.members)
+    if hint is None and not ftype.members and ftype.domain == "intents":
+        hint = HINT["declare_intent"]
+    elif hint is None and ftype.members:
+        hint = _members_hint(ftype)
+    return _Problem("E204", message, hint)
+
+
+def _members_hint(ftype: FieldType) -> str:
+    return HINT["members"].format(what=DOMAIN_WORDS[ftype.domain], members=_list_words(ftype.members))
+
+
+def _wrong_type(leaf: Leaf, expected: str, value, ftype: FieldType | None = None) -> _Problem:
+    message = MSG["wrong_type"].format(operator=leaf.operator, field=leaf.field, expected=expected, got=_describe(value))
+    hint = None
+    if ftype is not None and ftype.members:
+        hint = _members_hint(ftype)
+    elif leaf.operator == "equals" and value is True:
+        hint = HINT["bare_field"]
+    elif expected in ("a number", "an integer") and isinstance(value, str) and _is_number(_number_or_none(value)):
+        hint = HINT["unquote"].format(text=value.strip())
+    elif expected == "a string" and _is_number(value):
+        hint = HINT["quote"].format(text=_show(value))
+    return _Problem("E204", message, hint)
+
+
+def _number_or_none(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _describe(value) -> str:
+    """A value for a message: its JSON type, and the value itself when it is short."""
+    shown = _show(value)
+    return f"{json_type(value)} {shown}" if len(shown) <= 40 and value is not None else json_type(value)
+
+
+def _show(value) -> str:
+    try:
+        return print_value(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _list_words(members: tuple[str, ...], limit: int = 12) -> str:
+    shown = ", ".join(members[:limit])
+    return shown + (f", ... ({len(members)} in all)" if len(members) > limit else "")
