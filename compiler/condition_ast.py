@@ -38,6 +38,9 @@ class Position:
 
     pointer: str
     offset: int | None = None  # 0-based character offset in the expression string
+    operator_offset: int | None = None  # leaves of an expression: where the operator starts
+    value_offset: int | None = None  # ... and where the value starts
+    item_offsets: tuple[int, ...] | None = None  # ... and each member of a list value
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ def _parse_expression(text: str, pointer: str, diags: Diagnostics, outer_depth: 
         diags.report("E206", MSG["too_deep"], pointer, HINT["too_deep"], string_offset=deep_node)
         return None
     try:
-        return _build(tree, pointer)
+        return _build(tree, pointer, text)
     except _SyntaxProblem as problem:
         diags.report("E205", problem.message, pointer, problem.hint, string_offset=problem.offset)
         return None
@@ -223,17 +223,33 @@ def _too_deep_node(tree: Tree, outer_depth: int) -> int | None:
     return None
 
 
-def _build(tree: Tree, pointer: str) -> Condition:
+def _build(tree: Tree, pointer: str, text: str) -> Condition:
     """AST of a parse tree already known to be at most MAX_DEPTH levels deep."""
     pos = Position(pointer, tree.meta.start_pos)
     kind = tree.data
     if kind == "disjunction":
-        return Or(tuple(_build(child, pointer) for child in tree.children), pos=pos)
+        return Or(tuple(_build(child, pointer, text) for child in tree.children), pos=pos)
     if kind == "conjunction":
-        return And(tuple(_build(child, pointer) for child in tree.children), pos=pos)
+        return And(tuple(_build(child, pointer, text) for child in tree.children), pos=pos)
     if kind == "negated":
-        return Not(_build(tree.children[0], pointer), pos=pos)
-    return _build_leaf(tree, pos)
+        return Not(_build(tree.children[0], pointer, text), pos=pos)
+    return _build_leaf(tree, _leaf_position(tree, pointer, text))
+
+
+def _leaf_position(tree: Tree, pointer: str, text: str) -> Position:
+    """Where the leaf, its operator and its value start, so a caret lands on the culprit."""
+    field_token = tree.children[0]
+    if tree.data == "bare":
+        return Position(pointer, field_token.start_pos)
+    after_field = field_token.end_pos
+    operator_at = after_field + len(text[after_field:]) - len(text[after_field:].lstrip())
+    last = tree.children[-1]
+    if last is field_token:  # is empty / is not empty: no value
+        return Position(pointer, field_token.start_pos, operator_at)
+    if isinstance(last, Token):
+        return Position(pointer, field_token.start_pos, operator_at, last.start_pos)
+    items = tuple(item.start_pos for item in last.children)
+    return Position(pointer, field_token.start_pos, operator_at, last.meta.start_pos, items)
 
 
 def _build_leaf(tree: Tree, pos: Position) -> Leaf:
@@ -461,7 +477,7 @@ def _lower(raw: object, pointer: str, diags: Diagnostics, depth: int) -> Conditi
     unknown = [key for key in raw if key not in CONDITION_KEYS]
     for key in unknown:
         hint = did_you_mean(key, CONDITION_KEYS) or HINT["forms"]
-        diags.report("E206", MSG["unknown_key"].format(key=key), join(pointer, key), hint)
+        diags.report("E206", MSG["unknown_key"].format(key=key), join(pointer, key), hint, at_key=True)
     form = _single_form(raw, pointer, diags, quiet=bool(unknown))
     if form is None:
         return None

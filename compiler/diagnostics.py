@@ -59,6 +59,8 @@ class Diagnostic:
     column: int | None = None
     # Offset inside a string value (expression errors): the column points into the string.
     string_offset: int | None = None
+    # The problem is the member's key itself (an unknown field): point at the key, not its value.
+    at_key: bool = False
 
     @property
     def severity(self) -> str:
@@ -89,10 +91,12 @@ class Diagnostics:
         path: str = "",
         hint: str | None = None,
         string_offset: int | None = None,
+        at_key: bool = False,
     ) -> None:
         if code not in CATALOGUE:
             raise KeyError(f"unknown diagnostic code {code}")
-        self.items.append(Diagnostic(code, message, path, hint, string_offset=string_offset))
+        self.items.append(Diagnostic(code, message, path, hint, string_offset=string_offset,
+                                     at_key=at_key))
 
     def report_at(self, code: str, message: str, line: int, column: int,
                   hint: str | None = None) -> None:

@@ -25,8 +25,6 @@ from .emit import build_program, emit
 from .resolve import Model, resolve
 from .schema import decode_scenario
 
-KEY_CODES = ("E010", "E013")  # about a key itself: point at the key, not its value
-
 
 class UsageError(Exception):
     """A problem with how mgc was called or with the file system (exit status 2)."""
@@ -145,7 +143,7 @@ def _place(d: Diagnostic, locator) -> Diagnostic:
     position = None
     if d.string_offset is not None:
         position = locator.string_char(d.path, d.string_offset)
-    elif d.code in KEY_CODES:
+    elif d.at_key:
         position = locator.key(d.path)
     if position is None:
         position = locator.nearest(d.path)

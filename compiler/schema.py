@@ -195,9 +195,9 @@ def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -
 def _report_unknown_key(key: str, fields: dict, path: str, diags: Diagnostics) -> None:
     if key in REMOVED_FIELDS:
         diags.report("E013", f"'{key}' was removed in scenario v2", path,
-                     hint=REMOVED_FIELDS[key])
+                     hint=REMOVED_FIELDS[key], at_key=True)
     else:
-        diags.report("E010", f"unknown field '{key}'", path,
+        diags.report("E010", f"unknown field '{key}'", path, at_key=True,
                      hint=did_you_mean(key, fields) or f"known fields: {', '.join(fields)}")
 
 

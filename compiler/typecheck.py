@@ -181,6 +181,7 @@ class _Problem(Exception):
     def __init__(self, code: str, message: str, hint: str | None = None):
         super().__init__(message)
         self.code, self.message, self.hint = code, message, hint
+        self.item: int | None = None  # index of the offending member of a value list
 
 
 def _check_leaf(leaf: Leaf, env: ConditionEnv, diags: Diagnostics) -> Leaf | None:
@@ -191,11 +192,20 @@ def _check_leaf(leaf: Leaf, env: ConditionEnv, diags: Diagnostics) -> Leaf | Non
     except _Problem as problem:
         pointer = leaf.pos.pointer if leaf.pos else ""
         offset = leaf.pos.offset if leaf.pos else None
+        part = PROBLEM_KEY[problem.code]
         if leaf.pos and offset is None:  # object form: point at the key that is wrong
-            pointer = join(pointer, PROBLEM_KEY[problem.code])
+            pointer = join(pointer, part) if problem.item is None else join(pointer, part, problem.item)
+        elif leaf.pos:  # expression: point at the operator, value or list item in the string
+            offset = _part_offset(leaf.pos, part, problem.item) or offset
         diags.report(problem.code, problem.message, pointer, problem.hint, string_offset=offset)
         return None
     return Leaf(leaf.field, leaf.operator, value, pos=leaf.pos)
+
+
+def _part_offset(pos, part: str, item: int | None) -> int | None:
+    if part == "value" and item is not None and pos.item_offsets:
+        return pos.item_offsets[item]
+    return {"operator": pos.operator_offset, "value": pos.value_offset}.get(part)
 
 
 def _resolve_field(name: str, env: ConditionEnv) -> FieldType:
@@ -251,8 +261,17 @@ def _check_value(leaf: Leaf, ftype: FieldType):
             raise _Problem("E204", MSG["list_required"].format(operator=operator, got=_describe(value)), hint)
         if not value:
             raise _Problem("E204", MSG["empty_list"].format(operator=operator))
-        return [_check_member(leaf, ftype, item) for item in value]
+        return [_check_item(leaf, ftype, i, item) for i, item in enumerate(value)]
     return _check_member(leaf, ftype, value)  # equals, not_equals
+
+
+def _check_item(leaf: Leaf, ftype: FieldType, index: int, item):
+    """One member of an in/not_in list; a problem names the item, so the caret lands on it."""
+    try:
+        return _check_member(leaf, ftype, item)
+    except _Problem as problem:
+        problem.item = index
+        raise
 
 
 def _check_number(leaf: Leaf, ftype: FieldType, value):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or, Position
@@ -152,11 +154,24 @@ EXPRESSION_ERRORS = [
 ]
 
 
+def caret_at(text: str, code: str, fragment: str = "") -> int:
+    """Where the caret belongs in a one-leaf expression: the field (E201), the operator
+    (E202, E203), the value (E204), or the bad member of a list value."""
+    named = re.match(r"'([^']*)'", fragment)
+    if code == "E204" and named and f'"{named.group(1)}"' in text and "[" in text:
+        return text.index(f'"{named.group(1)}"')
+    field = text.split()[0]
+    operator = re.compile(r"\s*(==|!=|<=|>=|<|>|not in|in|contains)\s*").match(text, len(field))
+    if code == "E201" or operator is None:
+        return 0
+    return operator.start(1) if code in ("E202", "E203") else operator.end()
+
+
 @pytest.mark.parametrize("text,code,fragment,hint", EXPRESSION_ERRORS)
 def test_check_error(text, code, fragment, hint):
     checked, diags = check_text(text)
     assert checked is None
-    assert [(d.code, d.path, d.string_offset) for d in diags] == [(code, P, 0)]
+    assert [(d.code, d.path, d.string_offset) for d in diags] == [(code, P, caret_at(text, code, fragment))]
     assert fragment in diags[0].message
     if hint is None:
         assert diags[0].hint is None
@@ -194,7 +209,7 @@ def test_one_report_per_leaf_in_rule_order():
 def test_every_bad_leaf_is_reported_at_its_own_place():
     checked, diags = check_text('system.node_turns > 1 and nlu.intent == "x" or foo')
     assert checked is None
-    assert [(d.code, d.path, d.string_offset) for d in diags] == [("E204", P, 26), ("E201", P, 47)]
+    assert [(d.code, d.path, d.string_offset) for d in diags] == [("E204", P, 40), ("E201", P, 47)]
     checked, diags = check_object({"and": [
         {"field": "nlu.intent", "operator": "equals", "value": "x"},
         {"field": "slots.age", "operator": "is_empty"},
@@ -208,7 +223,7 @@ def test_every_bad_leaf_is_reported_at_its_own_place():
 def test_string_inside_object_form_points_into_the_string():
     checked, diags = check_object({"or": ["slots.age > 1", 'nlu.text == "a" and skill.status == "success"']})
     assert checked is None
-    assert [(d.code, d.path, d.string_offset) for d in diags] == [("E204", P + "/or/1", 20)]
+    assert [(d.code, d.path, d.string_offset) for d in diags] == [("E204", P + "/or/1", 36)]
     assert diags[0].hint == "skill statuses: none, ok, failed, timeout"
 
 
@@ -218,7 +233,7 @@ def test_positions_survive_normalisation():
     assert diags == []
     assert checked.pos == Position(P)
     assert checked.items[0].pos == Position(P + "/and/0")
-    assert checked.items[1].pos == Position(P + "/and/1", 0)
+    assert checked.items[1].pos == Position(P + "/and/1", 0, 18, 20)
     assert checked.items[0].value == "deny"
 
 

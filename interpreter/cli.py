@@ -1,0 +1,390 @@
+"""`mgi`: the command line of the interpreter (SPEC 7).
+
+In: an IR file and turns, typed at a terminal or one per line from a script or a pipe
+(`mgi run`), or transcript files (`mgi test`). Out: the conversation on stdout at an output
+level (see `console`), or one JSON line per turn (`--json`); transcript reports.
+After: exit 0 when the input ran (the conversation completed or the input ended); 2 for
+usage and input problems (unreadable or foreign IR, unknown `--node`, a malformed,
+binary or over-long line, a turn after completion); `mgi test` exits 1 when an expectation
+failed. Every failure is one line on stderr, never a traceback.
+
+Start-up is kept short on purpose (`tests/benchmarks/startup_bench.py`): importing this
+module loads only click; the engine is imported when a command runs, and the rules NLU
+(which compiles its tables) is built on the first user turn, after the opening is printed.
+This module never imports `compiler`, lark or networkx.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Any, Iterator
+
+import click
+
+from . import __version__
+from .console import LEVELS
+
+MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
+HISTORY_FILE = "~/.mago_history"
+HISTORY_LENGTH = 1000
+QUIT = "/quit"
+SESSION_ID = "cli"
+TURN_KEYS = frozenset(("user", "nlu"))
+
+
+class InputError(Exception):
+    """Bad usage or input: one line on stderr, exit 2."""
+
+
+class LineError(Exception):
+    """One input line cannot be a turn; the caller adds where the line is."""
+
+
+# --- commands -----------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mgi")
+def cli() -> None:
+    """Run compiled Mago dialogue graphs (IR files from `mgc compile`)."""
+
+
+@cli.command("run")
+@click.argument("ir_file")
+@click.option("--bot-first/--no-bot-first", default=None,
+              help="Whether the bot opens the conversation (default: the scenario's graph.bot_first).")
+@click.option("--node", "focus", metavar="NODE_ID",
+              help="Focus mode: start at NODE_ID and stay there; each turn shows where routing would go.")
+@click.option("--nlu", "nlu_name", type=click.Choice(["rules", "scripted"]), default="rules",
+              show_default=True, help="scripted: the NLU result comes with each --json line.")
+@click.option("--output-level", "level", type=click.Choice(LEVELS), default="chat",
+              show_default=True, help="How much to show besides the words.")
+@click.option("--script", metavar="FILE|-",
+              help="Read one turn per line from FILE (- for stdin) instead of the terminal.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON lines in and out: {\"user\", \"nlu\"} per line in, one object per turn out.")
+def run_command(ir_file: str, bot_first: bool | None, focus: str | None, nlu_name: str,
+                level: str, script: str | None, as_json: bool) -> None:
+    """Run the conversation of IR_FILE, interactively or from a script."""
+    if nlu_name == "scripted" and not as_json:
+        raise InputError("--nlu scripted takes each turn's NLU result from the input; use it with "
+                         "--json lines like {\"user\": \"네\", \"nlu\": {\"dialogue_act\": \"affirm\"}}")
+    interactive = script is None and sys.stdin.isatty()
+    runtime = load_runtime(ir_file)
+    stream = None if interactive else open_script(script)
+    try:
+        conversation = Conversation(runtime, nlu_name, level, as_json, echo_user=not interactive)
+        conversation.open(bot_first, focus)
+        if stream is None:
+            run_interactive(conversation)
+        else:
+            run_script(conversation, stream)
+    finally:
+        if stream is not None and stream is not sys.stdin.buffer:
+            stream.close()
+
+
+@cli.command("test")
+@click.argument("transcripts", nargs=-1, required=True)
+@click.option("--ir-dir", default="build", show_default=True,
+              help="Where `scenario: NAME` finds NAME.ir.")
+@click.option("--format", "fmt", type=click.Choice(["human", "json"]), default="human",
+              show_default=True, help="Report for people or for machines.")
+def test_command(transcripts: tuple[str, ...], ir_dir: str, fmt: str) -> None:
+    """Run conversation transcripts and report pass/fail per step."""
+    from .transcripts import exit_status, render_human, render_json, run_files
+
+    results = run_files(list(transcripts), ir_dir)
+    click.echo(render_json(results) if fmt == "json" else render_human(results))
+    sys.exit(exit_status(results))
+
+
+# --- the session --------------------------------------------------------------------------
+
+
+def load_runtime(path: str) -> Any:
+    """The loaded IR, or `InputError` with the loader's one line (prefixed by the path)."""
+    from .loader import IRError, load_program
+
+    try:
+        return load_program(path)
+    except IRError as error:
+        message = str(error)
+        raise InputError(message if path in message else f"{path}: {message}") from None
+
+
+class LazyRulesNLU:
+    """The rules NLU, built on its first parse: the opening is printed without waiting for it."""
+
+    name = "rules"
+
+    def __init__(self, program: Any):
+        self.program = program
+        self._nlu = None
+
+    def parse(self, text: str, context: Any) -> Any:
+        if self._nlu is None:
+            from .nlu_rules import RulesNLU
+
+            self._nlu = RulesNLU(self.program)
+        return self._nlu.parse(text, context)
+
+
+class Conversation:
+    """One session of `mgi run`: runs turns on the engine and prints them."""
+
+    def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool):
+        from .engine import Engine
+        from .nlu import ScriptedNLU
+
+        self.runtime = runtime
+        self.scripted = nlu_name == "scripted"
+        nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
+        self.engine = Engine(runtime, nlu)
+        self.level = level
+        self.as_json = as_json
+        self.echo_user = echo_user
+        self.complete_reason: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.complete_reason is not None
+
+    def open(self, bot_first: bool | None, focus: str | None) -> None:
+        """Start the session and print the opening (if the bot speaks first)."""
+        from .console import start_lines
+        from .engine import EngineError
+
+        try:
+            result = self.engine.start(SESSION_ID, bot_first, focus)
+        except EngineError as error:  # an unknown --node
+            raise InputError(str(error)) from None
+        if not self.as_json and self.level != "chat":
+            speaks = result.response is not None
+            emit(start_lines(self.runtime, result.node, speaks, result.focus))
+        if result.response is not None:
+            self.show(result)
+
+    def turn(self, text: str, nlu: dict | None) -> None:
+        """One user turn; `EngineError` (e.g. a turn after completion) propagates."""
+        result = self.engine.turn(SESSION_ID, text, nlu)
+        self.show(result)
+        if result.complete and not result.focus:  # focus mode reports completion, never ends
+            self.complete_reason = result.reason
+
+    def show(self, result: Any) -> None:
+        from .console import render_turn, to_json
+
+        if self.as_json:
+            emit([to_json(result.json_line())])
+            return
+        state = self.engine.session(SESSION_ID) if self.level == "debug" else None
+        emit(render_turn(result, self.runtime, self.level, self.echo_user, state))
+
+
+def emit(lines: list[str]) -> None:
+    """Print lines now: a reader on a pipe sees each turn as it happens."""
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+
+# --- input lines ----------------------------------------------------------------------------
+
+
+def parse_turn(text: str, as_json: bool, scripted: bool) -> tuple[str, dict | None]:
+    """(user text, NLU override or None) from one input line, or `LineError`."""
+    if not as_json or not text.strip():  # a blank line is a silent turn in both modes
+        return text, None
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LineError(f"not valid JSON ({error.msg} at column {error.colno}); "
+                        "expected {\"user\": \"text\", \"nlu\": {...}}") from None
+    if not isinstance(value, dict):
+        raise LineError(f"not a JSON object (got {type(value).__name__}); "
+                        "expected {\"user\": \"text\", \"nlu\": {...}}")
+    unknown = sorted(set(value) - TURN_KEYS)
+    if unknown:
+        raise LineError(f"unknown key {unknown[0]!r}; a turn has \"user\" and optionally \"nlu\"")
+    user, nlu = value.get("user"), value.get("nlu")
+    if not isinstance(user, str):
+        raise LineError("\"user\" must be a string (\"\" for a silent turn)")
+    return user, check_nlu(nlu, user, scripted)
+
+
+def check_nlu(nlu: Any, user: str, scripted: bool) -> dict | None:
+    """The override as given, checked now so the error can name its line."""
+    from .nlu import nlu_result
+
+    if nlu is None:
+        if scripted and user.strip():
+            raise LineError("--nlu scripted needs an \"nlu\" object on every line with text")
+        return None
+    try:
+        nlu_result(nlu, user)
+    except ValueError as error:
+        raise LineError(str(error)) from None
+    return nlu
+
+
+def read_lines(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
+    """(line number, text) per line, decoded; `InputError` on binary or over-long lines."""
+    number = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise InputError(f"line {number}: longer than {MAX_LINE_BYTES} bytes; "
+                             "a turn is one line of text")
+        yield number, decode_line(raw, number)
+
+
+def decode_line(raw: bytes, number: int) -> str:
+    """UTF-8 text without its line ending (and without a byte-order mark on line 1)."""
+    if b"\x00" in raw:
+        raise InputError(f"line {number}: binary data (NUL byte); the input must be UTF-8 text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"line {number}: not UTF-8 text (byte {error.start + 1}); "
+                         "the input must be UTF-8 text") from None
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    return text.rstrip("\r\n")
+
+
+def open_script(path: str | None) -> IO[bytes]:
+    """The script's bytes: stdin for None (a pipe) or `-`, else the file."""
+    if path is None or path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise InputError(f"cannot read script {path}: {error.strerror or error}") from None
+
+
+def run_script(conversation: Conversation, stream: IO[bytes]) -> None:
+    """Every line a turn until the input ends, `/quit`, or the session completes.
+
+    Blank lines after completion are ignored (a file's trailing newlines); any other line
+    after completion is a turn the session cannot take: exit 2 naming it.
+    """
+    from .engine import EngineError
+
+    for number, text in read_lines(stream):
+        if conversation.complete:
+            if not text.strip():
+                continue
+            raise InputError(f"line {number}: the session is already complete "
+                             f"({conversation.complete_reason}); this line and any after it "
+                             "were not run")
+        if text.strip() == QUIT:
+            return
+        try:
+            user, nlu = parse_turn(text, conversation.as_json, conversation.scripted)
+            conversation.turn(user, nlu)
+        except (LineError, EngineError) as error:
+            raise InputError(f"line {number}: {error}") from None
+
+
+# --- the terminal ---------------------------------------------------------------------------
+
+
+def run_interactive(conversation: Conversation) -> None:
+    """Prompt for turns with line editing and history until `/quit`, EOF or completion."""
+    history = open_history()
+    prompt = "" if conversation.as_json else "You  > "
+    click.echo(f"(type {QUIT} or press Ctrl-D to end)", err=True)
+    try:
+        while not conversation.complete:
+            try:
+                text = input(prompt)
+            except EOFError:
+                click.echo("", err=True)
+                return
+            if text.strip() == QUIT:
+                return
+            interactive_turn(conversation, text)
+        if conversation.level == "chat" and not conversation.as_json:
+            click.echo(f"(the conversation is complete: {conversation.complete_reason})", err=True)
+    finally:
+        save_history(history)
+
+
+def interactive_turn(conversation: Conversation, text: str) -> None:
+    """A typed turn; a bad line is reported and the user types again."""
+    from .engine import EngineError
+
+    if len(text.encode("utf-8", "replace")) > MAX_LINE_BYTES:
+        click.echo(f"mgi: longer than {MAX_LINE_BYTES} bytes; a turn is one line of text", err=True)
+        return
+    try:
+        user, nlu = parse_turn(text, conversation.as_json, conversation.scripted)
+        conversation.turn(user, nlu)
+    except (LineError, EngineError) as error:
+        click.echo(f"mgi: {error}", err=True)
+
+
+def open_history() -> Any:
+    """The `readline` module with the history loaded, or None; failures are silent."""
+    try:
+        import readline
+    except ImportError:  # a Python built without readline: plain input() still works
+        return None
+    readline.set_history_length(HISTORY_LENGTH)
+    try:
+        readline.read_history_file(os.path.expanduser(HISTORY_FILE))
+    except (OSError, ValueError):  # no history yet, or unreadable: start afresh
+        pass
+    return readline
+
+
+def save_history(readline: Any) -> None:
+    if readline is None:
+        return
+    try:
+        readline.write_history_file(os.path.expanduser(HISTORY_FILE))
+    except (OSError, ValueError):  # a read-only home must not spoil the session's end
+        pass
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: click's own errors exit 2; ours are one line, never a traceback."""
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")  # a narrow terminal encoding
+        cli.main(args=argv, prog_name="mgi", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("mgi: aborted", err=True)
+        sys.exit(130)
+    except InputError as error:
+        click.echo(f"mgi: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("", err=True)
+        sys.exit(130)
+    except BrokenPipeError:  # the reader left (`mgi run ... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
+        click.echo(f"mgi: internal error: {type(error).__name__}: {error} (please report this)",
+                   err=True)
+        sys.exit(2)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The engine: sessions turn by turn, with the I/O at the edges (SPEC 6.1 and 6.2).
+
+In: a `Runtime`, an NLU, an NLG, a `SessionStore` and a skill registry; then `start` and
+`turn` calls. Out: one `TurnResult` per turn (the JSON-lines fields of SPEC 7 plus the
+decision for the output levels).
+After: each call reads the session once, decides with the pure `route_turn`, runs a skill
+if the node now speaking needs one, words the decision, appends the history and saves with
+the version it read (`VersionConflict` if another writer saved in between). Nothing is saved
+when anything raises, so a failed turn leaves the session as it was.
+
+The opening (bot-first) is session turn 1 and node turn 1 of the start node: no NLU, no
+routing, the node's default sentence. With bot-first off `start` says nothing (`response`
+None, turn 0) and the first user message is turn 1. Focus mode (`focus_node`): the session
+starts there and never moves; each turn reports where routing would go. A completed session
+refuses further turns with `SessionComplete`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import msgspec
+
+from . import ir
+from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
+from .loader import Runtime
+from .nlg import NLG, RenderContext, TemplateNLG
+from .nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
+from .routing import MOVE, Decision, RoutingError, opening_decision, route_turn
+from .sessions import MemorySessionStore, SessionStore
+from .skills import SkillRegistry
+from .state import HISTORY_LIMIT, DialogueState, HistoryEntry, append_history
+
+
+class EngineError(Exception):
+    """A turn that cannot run; the message is one line for the user."""
+
+
+class SessionNotFound(EngineError):
+    """No session with that id (start it first)."""
+
+
+class SessionExists(EngineError):
+    """`start` with the id of a live session."""
+
+
+class SessionComplete(EngineError):
+    """The session has ended; it takes no more turns."""
+
+
+class UnknownNode(EngineError):
+    """`focus_node` names no node of the scenario."""
+
+
+class TurnResult(msgspec.Struct, omit_defaults=False):
+    """One turn as the CLI reports it; `json_line()` gives exactly the SPEC 7 fields."""
+
+    turn: int  # session turn number (0: bot-first off, nothing said yet)
+    user: str | None  # None for the opening
+    node: str  # where the turn was handled
+    next_node: str | None  # where the session is now; None once complete
+    reason: str  # reason code of SPEC 6.2, "opening" for the opening
+    complete: bool
+    response: str | None  # None when the bot did not speak (bot-first off)
+    slots: dict[str, Any]
+    nlu: dict[str, Any] | None  # the NLU result as routing read it; None for the opening
+    decision: Decision | None = None
+    focus: bool = False  # focus mode: next_node/reason/complete are what routing would do
+
+    def json_line(self) -> dict[str, Any]:
+        """The machine contract of `mgi run --json` (SPEC 7)."""
+        return {"turn": self.turn, "user": self.user, "node": self.node,
+                "next_node": self.next_node, "reason": self.reason, "complete": self.complete,
+                "response": self.response, "slots": self.slots, "nlu": self.nlu}
+
+
+class Engine:
+    """Runs sessions of one program. Thread-safe as far as the store is (optimistic writes)."""
+
+    def __init__(self, runtime: Runtime, nlu: NLU | None = None, nlg: NLG | None = None,
+                 store: SessionStore | None = None, skills: SkillRegistry | None = None,
+                 clock: Callable[[], float] = time.time, history_limit: int = HISTORY_LIMIT):
+        self.runtime = runtime
+        self.nlu = nlu if nlu is not None else ScriptedNLU()
+        self.nlg = nlg if nlg is not None else TemplateNLG()
+        self.store = store if store is not None else MemorySessionStore()
+        self.skills = skills if skills is not None else SkillRegistry.default()
+        self.clock = clock
+        self.history_limit = history_limit
+
+    # --- opening -----------------------------------------------------------------------
+
+    def start(self, session_id: str, bot_first: bool | None = None,
+              focus_node: str | None = None) -> TurnResult:
+        """Create a session; with bot-first on, the start node speaks (SPEC 6.1)."""
+        runtime = self.runtime
+        if self.store.get(session_id) is not None:
+            raise SessionExists(f"session {session_id} already exists; use another id")
+        table = runtime.nodes[runtime.entry]
+        if focus_node is not None:
+            table = runtime.node_named(focus_node)
+            if table is None:
+                known = ", ".join(n.id for n in runtime.nodes)
+                raise UnknownNode(f"unknown node {focus_node!r}; the scenario has: {known}")
+        speaks = runtime.program.bot_first if bot_first is None else bot_first
+        now = self.clock()
+        state = DialogueState(session_id, runtime.ir_hash, table.id,
+                              node_turns=int(speaks), session_turns=int(speaks),
+                              focus=focus_node is not None, created_at=now, updated_at=now,
+                              version=1)
+        response = None
+        if speaks:
+            if needs_skill_run(table, state):
+                state = run_node_skill(runtime, self.skills, table, state)
+            decision = opening_decision(runtime, state)
+            response = self.nlg.render(decision, RenderContext(runtime, state))
+            entry = HistoryEntry(None, response, table.id, "opening")
+            state = msgspec.structs.replace(
+                state, history=append_history([], entry, self.history_limit))
+        else:
+            decision = opening_decision(runtime, state)
+        self.store.put(state, 0)
+        return TurnResult(state.session_turns, None, table.id, table.id, "opening", False,
+                          response, state.slots, None, decision, state.focus)
+
+    # --- user turns --------------------------------------------------------------------
+
+    def turn(self, session_id: str, text: str, nlu_override: NLUResult | dict | None = None,
+             outcome: ExecutorOutcome | None = None) -> TurnResult:
+        """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it."""
+        state, version = self._load(session_id)
+        runtime = self.runtime
+        result = self._understand(text, state, nlu_override)
+        try:
+            decision = route_turn(runtime, state, result, outcome)
+        except RoutingError as error:
+            raise EngineError(str(error)) from None
+        new = decision.state
+        speaker = decision.next_node if decision.kind == MOVE and not new.focus \
+            else decision.handled_node
+        if not decision.complete and needs_skill_run(runtime.nodes[speaker], new):
+            new = run_node_skill(runtime, self.skills, runtime.nodes[speaker], new)
+        response = self.nlg.render(decision, RenderContext(runtime, new))
+        handled = runtime.nodes[decision.handled_node].id
+        entry = HistoryEntry(text, response, handled, decision.reason)
+        new = msgspec.structs.replace(
+            new, history=append_history(new.history, entry, self.history_limit),
+            updated_at=self.clock(), version=version + 1)
+        self.store.put(new, version)
+        return self._result(text, result, decision, new, handled, response)
+
+    def _load(self, session_id: str) -> tuple[DialogueState, int]:
+        record = self.store.get(session_id)
+        if record is None:
+            raise SessionNotFound(f"no session {session_id}; start it first")
+        state, version = record
+        if state.complete:
+            raise SessionComplete(f"session {session_id} is complete "
+                                  f"({state.complete_reason}); start a new session")
+        return state, version
+
+    def _understand(self, text: str, state: DialogueState,
+                    override: NLUResult | dict | None) -> NLUResult:
+        """Step 2's NLU call: empty input is silence without asking anyone."""
+        if not text or not text.strip():
+            return NLUResult(dialogue_act="silence", text=text or "")
+        if override is not None:
+            try:
+                return nlu_result(override, text)
+            except ValueError as error:
+                raise EngineError(str(error)) from None
+        table = self.runtime.node_named(state.current_node)
+        if table is None:
+            raise EngineError(f"node {state.current_node!r} is not in this scenario")
+        context = NLUContext(self.runtime.program, table.node, state, self.runtime)
+        return nlu_result(self.nlu.parse(text, context), text)
+
+    def _result(self, text: str, result: NLUResult, decision: Decision, state: DialogueState,
+                handled: str, response: str) -> TurnResult:
+        runtime = self.runtime
+        next_node = runtime.nodes[decision.next_node].id if decision.next_node is not None \
+            else None
+        intent = runtime.intent_names[decision.intent] if decision.intent is not None else None
+        read = {"intent": intent, "dialogue_act": ir.ACTS[decision.act], "slots": result.slots,
+                "confidence": result.confidence}
+        return TurnResult(state.session_turns, text, handled, next_node, decision.reason,
+                          decision.complete, response, state.slots, read, decision, state.focus)
+
+    # --- inspection --------------------------------------------------------------------
+
+    def session(self, session_id: str) -> DialogueState:
+        """The stored state of a session (`SessionNotFound` if there is none)."""
+        record = self.store.get(session_id)
+        if record is None:
+            raise SessionNotFound(f"no session {session_id}; start it first")
+        return record[0]

@@ -1,0 +1,77 @@
+"""Executors (SPEC 6.2 step 5): what the current node's kind contributes to a turn.
+
+The kind is decided by the compiler (`ir.EXECUTOR_*`); nodes are never classified by name.
+- general: nothing structural.
+- task: the missing required collect slots, in `collect_slots` order; the first is asked next.
+- skill: runs its skill when the node first speaks in a visit (the opening, or the turn that
+  moves into it), so the result can shape that response; `skill_status` / `skill_data` then
+  hold for the rest of the visit. Failure or timeout makes `params.fallback` the response hint.
+Every kind applies the turn limit: at an end node it is Action END, elsewhere it sets
+`turn_limit_reached`, which lifts the min_turns and required-slot gates.
+
+In: a `NodeTable` and the turn's counters and slots (`assess_node`, pure), or the state after
+routing (`run_node_skill`, the I/O part). Out: an `Assessment`, or a state with the skill's
+result. `ExecutorOutcome` is what an executor or a policy outside the pure core hands to
+`route_turn` (a transition request, a hint).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+from . import ir
+from .skills import SkillContext, SkillRegistry, run_skill
+
+if TYPE_CHECKING:
+    from .loader import NodeTable, Runtime
+    from .state import DialogueState
+
+
+class ExecutorOutcome(msgspec.Struct, frozen=True):
+    """A request from outside the pure core: go to `request` (node index) because of `source`."""
+
+    request: int | None = None
+    source: str = ""  # the reason reads `request:SOURCE`
+    hint: str | None = None  # passed through to the NLG
+
+
+class Assessment(NamedTuple):
+    """The structural executor result of one turn in one node."""
+
+    action_end: bool  # turn limit at an end node: the session completes (`action_end`)
+    turn_limit_hit: bool  # turn limit anywhere (gates lifted when not an end node)
+    missing: tuple[int, ...]  # required collect slots still unfilled, in order
+
+
+def missing_slots(table: NodeTable, slots: dict[str, Any]) -> tuple[int, ...]:
+    """Required collect slots of the node that have no value, in declaration order."""
+    if not table.required:
+        return ()
+    return tuple(index for index, name in zip(table.required, table.required_names)
+                 if slots.get(name) is None)
+
+
+def assess_node(table: NodeTable, node_turns: int, slots: dict[str, Any]) -> Assessment:
+    """Turn limit and missing slots for a turn handled in `table` (pure)."""
+    limit = (table.turn_limit_enabled and table.max_turns is not None
+             and node_turns >= table.max_turns)
+    return Assessment(limit and table.is_end, limit, missing_slots(table, slots))
+
+
+def needs_skill_run(table: NodeTable, state: DialogueState) -> bool:
+    """True when the node speaking now is a skill node that has not run in this visit."""
+    return (table.executor == ir.EXECUTOR_SKILL and state.skill_status == "none"
+            and not state.complete)
+
+
+def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
+                   state: DialogueState) -> DialogueState:
+    """The state with the node's skill result for this visit (I/O: runs the skill)."""
+    node = table.node
+    skill = registry.get(node.skill) if node.skill else None
+    context = SkillContext(state.session_id, node.id, runtime.program.language,
+                           dict(state.slots))
+    result = run_skill(skill, node.skill_args, context, node.timeout_ms)
+    return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data)

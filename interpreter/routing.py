@@ -1,0 +1,331 @@
+"""The routing core: one user turn as a pure function (SPEC 6.2 steps 1-7).
+
+In: a `Runtime`, the session's `DialogueState`, the turn's `NLUResult` and, optionally, an
+`ExecutorOutcome` (a transition requested from outside the pure core).
+Out: a `Decision`: where the turn was handled, where the session goes (`next_node`, None once
+complete), the kind (move / stay / complete / fallback), the reason code of SPEC 6.2, the
+fallback kind, the missing slots, the turn-limit flag, the slot update, and a trace (the tier
+that fired, every transition evaluated with the facts it read). `Decision.state` is the new
+state.
+After: no I/O happened and the input state is untouched: the new state is built in one
+`msgspec.structs.replace` at the end, so nothing is half-updated if anything raises.
+
+The rules that bit the original system (seed 002) live here:
+- a global transition whose target is the current node is skipped (it never pins a node);
+- `system.conversation_resuming` is true exactly on an end node, on a user turn, when the act
+  is not a closing act (`null` never is: a user who spoke is still there);
+- spoken input labelled `silence` is `null`; `negate` is `deny`; a `null` act with a declared
+  intent is `inform`; an undeclared intent is null; empty input is `silence` whatever the NLU
+  said (its slots are ignored);
+- the fallback policy re-prompts at most `max_fallback_retries` consecutive times, then sets
+  `fallback_exhausted` and lets routing decide; it never ends the session itself;
+- the turn limit at an end node is Action END (first, nothing else is evaluated); elsewhere
+  it sets `turn_limit_reached`, which lifts the min_turns and required-slot gates.
+
+Focus mode (`state.focus`): the decision reports what routing would do; the state stays in
+the node (a would-be move or completion restarts the visit's counters, like a re-entry).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec.structs import replace
+
+from . import ir
+from .executors import ExecutorOutcome, missing_slots
+from .loader import NodeTable, Runtime, display_value
+from .nlu import NLUResult
+from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots
+from .state import DialogueState
+
+ACT_INDEX = {name: i for i, name in enumerate(ir.ACTS)}
+AFFIRM, DENY, INFORM = ACT_INDEX["affirm"], ACT_INDEX["deny"], ACT_INDEX["inform"]
+SILENCE, NULL = ACT_INDEX["silence"], ACT_INDEX["null"]
+
+MOVE, STAY, COMPLETE, FALLBACK, OPEN = "move", "stay", "complete", "fallback", "open"
+
+# The facts list mirrors ir.FIXED_FIELDS; fail loudly at import if that table ever changes.
+_FACT_ORDER = (
+    "nlu.intent", "nlu.dialogue_act", "nlu.confidence", "nlu.text", "system.current_node",
+    "system.previous_node", "system.node_turns", "system.session_turns",
+    "system.no_input_count", "system.not_understood_count", "system.fallback_exhausted",
+    "system.conversation_resuming", "system.turn_limit_reached", "system.min_turns_met",
+    "system.required_slots_filled", "skill.status",
+)
+if tuple(f[0] for f in ir.FIXED_FIELDS) != _FACT_ORDER:
+    raise ImportError("interpreter.routing: the facts layout no longer matches ir.FIXED_FIELDS")
+
+
+class RoutingError(Exception):
+    """The state cannot be routed (complete session, node gone from the scenario)."""
+
+
+class Decision(msgspec.Struct, frozen=True):
+    """Everything a turn decided; the NLG words it, the CLI prints it, the engine saves `state`."""
+
+    handled_node: int  # node index where the turn was handled
+    next_node: int | None  # where the session is now (None once complete)
+    kind: str  # "move", "stay", "complete", "fallback" (a re-prompt) or "open"
+    reason: str  # reason code of SPEC 6.2 ("opening" for the opening)
+    tier: str  # the routing tier that fired
+    state: DialogueState  # the state after this turn
+    intent: int | None = None  # read intent (index into program.intents)
+    act: int = NULL  # read dialogue act (index into ir.ACTS)
+    fallback: str | None = None  # "no_input" / "not_understood" on a silent / null turn
+    fallback_exhausted: bool = False
+    missing_slots: tuple[int, ...] = ()  # required collect slots of the handled node
+    turn_limit_reached: bool = False
+    complete: bool = False
+    resuming: bool = False  # system.conversation_resuming
+    slot_update: SlotUpdate | None = None  # None: no slot values and nothing pending
+    notes: tuple[str, ...] = ()  # how the NLU result was read (corrections)
+    evaluated: tuple = ()  # ((source index, True | False | None = skipped), ...) in order
+    facts: Any = None  # the facts the conditions read (list laid out like the field table)
+    hint: str | None = None  # from the executor outcome
+    focus: bool = False  # focus mode: the state did not follow the decision
+
+
+def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[str, ...]]:
+    """(intent index or None, act index, notes): the NLU result read by the rules of step 2."""
+    if not nlu.text or not nlu.text.strip():
+        noted = () if nlu.dialogue_act in (None, "silence") else (
+            f"empty input is silence (NLU said {nlu.dialogue_act})",)
+        return None, SILENCE, noted
+    notes: list[str] = []
+    name = nlu.dialogue_act
+    act = NULL if name is None else ACT_INDEX.get(name)
+    if name == "negate":
+        act = DENY
+        notes.append("negate read as deny")
+    elif act is None:
+        act = NULL
+        notes.append(f"unknown act {name!r} read as null")
+    if act == SILENCE:
+        act = NULL
+        notes.append("spoken input labelled silence read as null")
+    intent = None
+    if nlu.intent is not None:
+        intent = runtime.intent_index.get(nlu.intent)
+        if intent is None:
+            notes.append(f"undeclared intent {nlu.intent!r} read as null")
+    if act == NULL and intent is not None:
+        act = INFORM
+        notes.append("null act with a declared intent read as inform")
+    return intent, act, tuple(notes)
+
+
+_FALLBACK_KINDS = {SILENCE: "no_input", NULL: "not_understood"}
+# Indices into the facts list (the field table) that the router itself reads back.
+F_INTENT, F_ACT = ir.FIELD_INDEX["nlu.intent"], ir.FIELD_INDEX["nlu.dialogue_act"]
+F_NODE_TURNS, F_SESSION_TURNS = ir.FIELD_INDEX["system.node_turns"], \
+    ir.FIELD_INDEX["system.session_turns"]
+F_NO_INPUT, F_NOT_UNDERSTOOD = ir.FIELD_INDEX["system.no_input_count"], \
+    ir.FIELD_INDEX["system.not_understood_count"]
+F_EXHAUSTED = ir.FIELD_INDEX["system.fallback_exhausted"]
+F_RESUMING = ir.FIELD_INDEX["system.conversation_resuming"]
+F_TURN_LIMIT = ir.FIELD_INDEX["system.turn_limit_reached"]
+
+
+def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
+               outcome: ExecutorOutcome | None = None) -> Decision:
+    """Steps 1-7 of SPEC 6.2 for one user turn; pure."""
+    table = _current_table(runtime, state)
+    if outcome is not None:
+        _check_outcome(runtime, outcome)
+    intent, act, notes = read_nlu(runtime, nlu)
+    update = None  # step 2, slot part: only when there is something to do
+    if (nlu.slots and act != SILENCE) or state.pending_confirmation is not None:
+        extracted = nlu.slots if act != SILENCE else {}
+        update = apply_slots(runtime, state.slots, state.pending_confirmation, extracted, act)
+    slots = state.slots if update is None else update.slots
+    fallback = _FALLBACK_KINDS.get(act)  # step 4: the fallback policy
+    retries = state.fallback_retries if fallback is not None else 0
+    reprompt = fallback is not None and retries < table.max_fallback_retries
+    node_turns = state.node_turns + 1  # step 5: the executor's structural part
+    limit = table.turn_limit
+    limit_hit = limit is not None and node_turns >= limit and not reprompt
+    missing = missing_slots(table, slots)
+    facts = [
+        intent, act, nlu.confidence, nlu.text, table.index,
+        runtime.node_index.get(state.previous_node) if state.previous_node else None,
+        node_turns, state.session_turns + 1,
+        state.no_input_count + 1 if act == SILENCE else 0,
+        state.not_understood_count + 1 if act == NULL else 0,
+        fallback is not None and not reprompt, table.is_end and act not in runtime.closing_acts,
+        state.turn_limit_reached or limit_hit, node_turns >= table.min_turns, not missing,
+        state.skill_status,
+    ]
+    if runtime.slot_names:
+        facts.extend(map(slots.get, runtime.slot_names))
+    turn = (table, facts, update, notes, missing, fallback)
+    if reprompt:  # the node holds and routing is skipped
+        verdict = (FALLBACK, table.index, "fallback:" + fallback, "fallback")
+        return _decide(runtime, state, turn, verdict, (), retries + 1, outcome)
+    if limit_hit and table.is_end:  # Action END: first, nothing else is evaluated
+        return _decide(runtime, state, turn, (COMPLETE, None, "action_end", "action_end"), (),
+                       retries, outcome)
+    evaluated: list = []
+    verdict = _choose(runtime, table, facts, missing, outcome, evaluated)
+    return _decide(runtime, state, turn, verdict, tuple(evaluated), retries, outcome)
+
+
+def _current_table(runtime: Runtime, state: DialogueState) -> NodeTable:
+    if state.complete:
+        raise RoutingError(f"session {state.session_id} is complete")
+    table = runtime.node_named(state.current_node)
+    if table is None:
+        raise RoutingError(f"node {state.current_node!r} of session {state.session_id} "
+                           "is not in this scenario")
+    return table
+
+
+def _check_outcome(runtime: Runtime, outcome: ExecutorOutcome) -> None:
+    if outcome.request is not None and not 0 <= outcome.request < len(runtime.nodes):
+        raise RoutingError(f"executor requested unknown node index {outcome.request}")
+
+
+def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int, ...],
+            outcome: ExecutorOutcome | None, evaluated: list) -> tuple[str, Any, str, str]:
+    """Step 6, tiers 2-8 (tier 1, Action END, is decided before)."""
+    here = table.index
+    for route in runtime.globals:
+        if route.target == here:  # going where you are instructs nothing (seed 002)
+            evaluated.append((route.source, None))
+            continue
+        matched = route.test is None or route.test(facts)
+        evaluated.append((route.source, matched))
+        if matched:
+            return MOVE, route.target, route.reason, "global"
+    if outcome is not None and outcome.request is not None and outcome.request != here:
+        return MOVE, outcome.request, "request:" + outcome.source, "request"
+    if not facts[F_TURN_LIMIT]:  # the turn limit lifts both gates
+        if facts[F_NODE_TURNS] < table.min_turns:
+            return STAY, here, "gate:min_turns", "gate"
+        if missing:
+            return STAY, here, "gate:required_slots", "gate"
+    for route in table.routes:
+        matched = route.test is None or route.test(facts)
+        evaluated.append((route.source, matched))
+        if matched:
+            if route.target == ir.STAY:
+                return STAY, here, route.reason, route.tier
+            return MOVE, route.target, route.reason, route.tier
+    if table.is_end:
+        return COMPLETE, None, "terminal", "terminal"
+    return STAY, here, "no_route", "no_route"
+
+
+def _decide(runtime: Runtime, state: DialogueState, turn: tuple, verdict: tuple,
+            evaluated: tuple, retries: int, outcome: ExecutorOutcome | None) -> Decision:
+    """Step 7 and the decision record; the one place the new state is built."""
+    table, facts, update, notes, missing, fallback = turn
+    kind, target, reason, tier = verdict
+    new_state = _next_state(runtime, state, table, facts, update, kind, target, reason, retries)
+    return Decision(
+        table.index, target, kind, reason, tier, new_state, facts[F_INTENT], facts[F_ACT], fallback,
+        facts[F_EXHAUSTED], missing, facts[F_TURN_LIMIT], kind == COMPLETE, facts[F_RESUMING],
+        update, notes, evaluated, facts, outcome.hint if outcome is not None else None,
+        state.focus)
+
+
+def _next_state(runtime: Runtime, state: DialogueState, table: NodeTable, facts: list,
+                update: SlotUpdate | None, kind: str, target: Any, reason: str,
+                retries: int) -> DialogueState:
+    slots, pending = (state.slots, state.pending_confirmation) if update is None else (
+        update.slots, update.pending)
+    session_turns, no_input = facts[F_SESSION_TURNS], facts[F_NO_INPUT]
+    not_understood = facts[F_NOT_UNDERSTOOD]
+    if kind == MOVE and not state.focus:
+        return replace(
+            state, current_node=runtime.nodes[target].id, previous_node=table.id,
+            node_turns=0, session_turns=session_turns, no_input_count=no_input,
+            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
+            turn_limit_reached=False, slots=slots, pending_confirmation=pending,
+            skill_status="none", skill_data={})
+    if state.focus and kind in (MOVE, COMPLETE):  # report, do not follow: restart the visit
+        return replace(
+            state, node_turns=0, session_turns=session_turns, no_input_count=no_input,
+            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
+            turn_limit_reached=False, slots=slots, pending_confirmation=pending)
+    complete = kind == COMPLETE
+    return replace(
+        state, node_turns=facts[F_NODE_TURNS], session_turns=session_turns,
+        no_input_count=no_input, not_understood_count=not_understood, fallback_retries=retries,
+        fallback_exhausted=facts[F_EXHAUSTED], turn_limit_reached=facts[F_TURN_LIMIT],
+        slots=slots, pending_confirmation=pending, complete=complete,
+        complete_reason=reason if complete else None)
+
+
+def opening_decision(runtime: Runtime, state: DialogueState) -> Decision:
+    """The decision of an opening turn (SPEC 6.1): no NLU, no routing, the node speaks."""
+    table = _current_table(runtime, state)
+    return Decision(table.index, table.index, OPEN, "opening", "opening", state,
+                    missing_slots=missing_slots(table, state.slots), focus=state.focus)
+
+
+# --- trace --------------------------------------------------------------------------------
+
+
+def describe_transition(runtime: Runtime, source: int, facts: Any, result: bool | None) -> str:
+    """`label: display  [field = value, ...] -> true|false` (or `-> skipped`)."""
+    entry = runtime.program.source_map[source]
+    display = entry.display or "(always)"
+    if result is None:
+        return f"{entry.label}: {display}  -> skipped (targets the current node)"
+    values = ", ".join(
+        f"{ir.field_name(runtime.program, i)} = {display_value(runtime, i, facts[i])}"
+        for i in runtime.source_fields[source]) if facts is not None else ""
+    shown = f"  [{values}]" if values else ""
+    return f"{entry.label}: {display}{shown} -> {'true' if result else 'false'}"
+
+
+def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> list[str]:
+    """The decision explained, one line per fact; transitions only when `detailed`."""
+    lines = [_nlu_line(runtime, decision)] if decision.kind != OPEN else []
+    lines += [f"nlu: {note}" for note in decision.notes]
+    if decision.slot_update is not None:
+        lines += _slot_lines(decision.slot_update)
+    if decision.fallback is not None:
+        budget = runtime.nodes[decision.handled_node].max_fallback_retries
+        state = ("re-prompt %d of %d" % (decision.state.fallback_retries, budget)
+                 if decision.kind == FALLBACK else "budget spent, routing decides")
+        lines.append(f"policy: fallback {decision.fallback} ({state})")
+    if decision.missing_slots:
+        names = ", ".join(runtime.slot_names[i] for i in decision.missing_slots)
+        lines.append(f"executor: missing required slots: {names}")
+    if decision.turn_limit_reached:
+        lines.append("executor: turn limit reached")
+    if decision.resuming:
+        lines.append("system: conversation_resuming")
+    if detailed:
+        lines += ["transition " + describe_transition(runtime, source, decision.facts, result)
+                  for source, result in decision.evaluated]
+    target = "complete" if decision.next_node is None else runtime.nodes[decision.next_node].id
+    lines.append(f"route: {decision.tier} -> {decision.reason} ({decision.kind} -> {target})")
+    return lines
+
+
+def _nlu_line(runtime: Runtime, decision: Decision) -> str:
+    intent = runtime.intent_names[decision.intent] if decision.intent is not None else "null"
+    return f"nlu: intent={intent} act={ir.ACTS[decision.act]}"
+
+
+def _slot_lines(update: SlotUpdate) -> list[str]:
+    lines = [f"slot stored: {name} = {_json(value)}" for name, value in update.stored]
+    for name, value, reason in update.dropped:
+        kind = "invalid" if reason in VALIDATION_REASONS else "dropped"
+        lines.append(f"slot {kind}: {name} = {_json(value)} ({reason})")
+    if update.asked is not None:
+        lines.append(f"slot confirm: {update.asked.slot} = {_json(update.asked.value)}?")
+    if update.resolved is not None:
+        lines.append(f"slot confirmation {update.resolved}")
+    return lines
+
+
+def _json(value: Any) -> str:
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        return repr(value)

@@ -1,0 +1,183 @@
+"""Skills: named side-effecting helpers a skill node runs when it first speaks.
+
+In: a skill name, the node's `skill_args`, a `SkillContext`. Out: a `SkillResult(status, data)`
+with status `ok`, `failed` or `timeout` and JSON-able data.
+After: `run_skill` never raises and never blocks longer than the timeout: the skill runs in a
+daemon worker thread; an exception, a malformed result or unencodable data is `failed`, a
+late answer is `timeout` (and is discarded when it arrives).
+
+Plug-ins: a class with `name` and `run(args, context) -> SkillResult`, registered in code
+(`SkillRegistry.register`) or advertised by an installed package under the `mago.skills`
+entry-point group (the entry point loads a `Skill` subclass, instance or factory).
+Built in: `weather`, whose default provider is an offline, deterministic table behind the
+`WeatherProvider` interface that a real HTTP provider would implement.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib import metadata
+from typing import Any, Iterable, Protocol
+
+import msgspec
+
+ENTRY_POINT_GROUP = "mago.skills"
+DEFAULT_TIMEOUT_MS = 5000  # a node without `timeout_ms` still never hangs a turn
+STATUSES = ("ok", "failed", "timeout")
+
+
+class SkillResult(msgspec.Struct, frozen=True):
+    """The outcome of one skill run; `data` feeds `{skill.data.KEY}` placeholders."""
+
+    status: str
+    data: dict[str, Any] = {}
+
+
+class SkillContext(msgspec.Struct, frozen=True):
+    """What a skill may know about the conversation (a snapshot, not the live state)."""
+
+    session_id: str
+    node_id: str
+    language: str
+    slots: dict[str, Any] = {}
+
+
+class Skill:
+    """Base class of a skill: give it a `name` and implement `run`."""
+
+    name: str = ""
+
+    def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
+        raise NotImplementedError
+
+
+# --- weather -----------------------------------------------------------------------------
+
+
+class WeatherProvider(Protocol):
+    """Where the weather comes from: a report dict for a location, or None if unknown."""
+
+    def current(self, location: str) -> dict[str, Any] | None: ...
+
+
+class OfflineWeatherProvider:
+    """A fixed table, the same answer every day: deterministic and network-free."""
+
+    TABLE: dict[str, tuple[str, int]] = {
+        "서울": ("맑고 포근해요", 21),
+        "부산": ("구름이 조금 있고 선선해요", 19),
+        "대구": ("햇볕이 강하고 더워요", 27),
+        "광주": ("흐리고 가끔 비가 와요", 18),
+        "제주": ("바람이 불고 흐려요", 17),
+        "seoul": ("clear and mild", 21),
+        "busan": ("partly cloudy and cool", 19),
+        "london": ("grey with light rain", 12),
+    }
+
+    def current(self, location: str) -> dict[str, Any] | None:
+        row = self.TABLE.get(location) or self.TABLE.get(location.strip().lower())
+        if row is None:
+            return None
+        return {"location": location, "summary": row[0], "temperature": row[1]}
+
+
+class WeatherSkill(Skill):
+    """`weather`: args `{"location": ...}` (default 서울); unknown location -> failed."""
+
+    name = "weather"
+    default_location = "서울"
+
+    def __init__(self, provider: WeatherProvider | None = None):
+        self.provider = provider or OfflineWeatherProvider()
+
+    def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
+        location = args.get("location") or self.default_location
+        if not isinstance(location, str):
+            return SkillResult("failed", {"error": "location must be text"})
+        report = self.provider.current(location)
+        if report is None:
+            return SkillResult("failed", {"location": location, "error": "unknown location"})
+        return SkillResult("ok", dict(report))
+
+
+BUILTIN_SKILLS: tuple[type[Skill], ...] = (WeatherSkill,)
+
+
+# --- registry ----------------------------------------------------------------------------
+
+
+class SkillRegistry:
+    """Skills by name. `default()` holds the built-ins plus installed plug-ins."""
+
+    def __init__(self, skills: Iterable[Skill] = ()):
+        self._skills: dict[str, Skill] = {}
+        self.problems: list[str] = []  # plug-ins that could not be loaded, one line each
+        for skill in skills:
+            self.register(skill)
+
+    @classmethod
+    def default(cls, discover: bool = True) -> SkillRegistry:
+        registry = cls(skill() for skill in BUILTIN_SKILLS)
+        if discover:
+            registry.discover()
+        return registry
+
+    def register(self, skill: Skill) -> None:
+        """Add or replace a skill under its name."""
+        if not getattr(skill, "name", None) or not callable(getattr(skill, "run", None)):
+            raise ValueError(f"{skill!r} is not a skill (needs `name` and `run`)")
+        self._skills[skill.name] = skill
+
+    def get(self, name: str) -> Skill | None:
+        return self._skills.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._skills)
+
+    def discover(self, group: str = ENTRY_POINT_GROUP) -> None:
+        """Register every skill advertised under the entry-point `group`."""
+        for entry in metadata.entry_points(group=group):
+            try:
+                loaded = entry.load()
+                skill = loaded() if isinstance(loaded, type) or not hasattr(loaded, "run") \
+                    else loaded
+                self.register(skill)
+            except Exception as error:  # a broken plug-in must not stop the interpreter
+                self.problems.append(f"skill plug-in {entry.name!r} not loaded: {error}")
+
+
+# --- running -----------------------------------------------------------------------------
+
+
+def run_skill(skill: Skill | None, args: dict[str, Any], context: SkillContext,
+              timeout_ms: int | None = None) -> SkillResult:
+    """Run `skill` in a worker thread with a timeout; never raises."""
+    if skill is None:
+        return SkillResult("failed", {"error": "unknown skill"})
+    box: list[SkillResult] = []
+
+    def work() -> None:
+        try:
+            box.append(_checked(skill.run(dict(args), context)))
+        except Exception as error:
+            box.append(SkillResult("failed", {"error": f"{type(error).__name__}: {error}"}))
+
+    worker = threading.Thread(target=work, name=f"skill-{skill.name}", daemon=True)
+    worker.start()
+    worker.join((timeout_ms if timeout_ms is not None else DEFAULT_TIMEOUT_MS) / 1000.0)
+    if not box:
+        return SkillResult("timeout", {})
+    return box[0]
+
+
+def _checked(result: Any) -> SkillResult:
+    """The result if it is well formed (known status, encodable data), else `failed`."""
+    if not isinstance(result, SkillResult) or result.status not in STATUSES:
+        return SkillResult("failed", {"error": f"skill returned {result!r}"})
+    if not isinstance(result.data, dict):
+        return SkillResult("failed", {"error": "skill data is not an object"})
+    try:
+        msgspec.msgpack.encode(result.data)
+    except (TypeError, msgspec.EncodeError) as error:
+        return SkillResult("failed", {"error": f"skill data cannot be stored: {error}"})
+    return result

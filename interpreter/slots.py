@@ -1,0 +1,222 @@
+"""Slot filling (SPEC 6.2 step 2, slot part): validate extracted values and store the valid ones.
+
+In: the slots of the state, its pending confirmation, the values an NLU extracted and the
+turn's (already corrected) dialogue act. Out: a `SlotUpdate`: the new slots dict, the pending
+confirmation after this turn, what was stored, what was dropped and why, which slots failed
+validation (the NLG re-asks them) and what happened to a confirmation.
+After: the input dict is never modified (copy-on-write); a value is stored only when it has
+the slot's type and meets its constraints; an undeclared slot, an invalid value or null is
+dropped and never clears a filled slot. Any declared slot may be filled (users over-answer).
+
+Decisions where the SPEC is silent:
+- integer: ints (never bool), integral floats (`7.0` -> 7) and decimal strings (`"7"`,
+  `" -3 "`) are accepted, because NLUs and LLMs often hand numbers back as text; `"7.5"` is not.
+- number: ints and floats (never bool, nan or inf) and numeric strings (`"36.5"`).
+- boolean: `true`/`false` and the strings "true"/"false" (any case).
+- enum: a member, or a member spelled in another case (stored as declared).
+- string and email: text, stripped; an empty string is "nothing heard" (dropped as null).
+- email: one `@`, no spaces, a dot in the domain; `pattern` and length bounds also apply.
+- confirm: a pending confirmation is resolved by the next understood turn: `affirm` stores the
+  new value, `deny` keeps the old one, any other understood act drops the offer (the old value
+  stays, since the user did not agree); a silent or not-understood turn leaves it pending so
+  the re-prompt can ask again. One confirmation is pending at a time; a second `confirm`
+  conflict meanwhile is dropped (`confirmation_pending`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from . import ir
+from .state import PendingConfirmation
+
+if TYPE_CHECKING:
+    from .loader import Runtime
+
+AFFIRM, DENY = ir.ACTS.index("affirm"), ir.ACTS.index("deny")
+SILENCE, NULL = ir.ACTS.index("silence"), ir.ACTS.index("null")
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+# Reasons a value is dropped; `VALIDATION_REASONS` are the ones the NLG re-asks for.
+VALIDATION_REASONS = frozenset({"type", "not_member", "min", "max", "min_length", "max_length",
+                                "pattern"})
+
+
+class SlotRule:
+    """A slot definition prepared for checking (members as a set, pattern compiled once)."""
+
+    __slots__ = ("index", "name", "kind", "members", "folded", "min", "max", "min_length",
+                 "max_length", "pattern", "on_conflict", "slot")
+
+    def __init__(self, index: int, slot: ir.Slot):
+        self.index = index
+        self.name = slot.name
+        self.kind = slot.value_type
+        self.members = frozenset(slot.values)
+        self.folded = {v.casefold(): v for v in slot.values}
+        self.min, self.max = slot.min, slot.max
+        self.min_length, self.max_length = slot.min_length, slot.max_length
+        try:
+            self.pattern = re.compile(slot.pattern) if slot.pattern is not None else None
+        except re.error as error:
+            raise ir.IRError(f"slot {slot.name!r} has an invalid pattern ({error}); "
+                             "recompile with `mgc compile`") from None
+        self.on_conflict = slot.on_conflict
+        self.slot = slot
+
+
+def compile_slot_rules(program: ir.Program) -> tuple[SlotRule, ...]:
+    """One rule per declared slot, in slot-index order."""
+    return tuple(SlotRule(i, slot) for i, slot in enumerate(program.slots))
+
+
+class SlotUpdate(msgspec.Struct, frozen=True):
+    """What step 2 did to the slots this turn."""
+
+    slots: dict[str, Any]
+    pending: PendingConfirmation | None = None
+    stored: tuple = ()  # ((name, value), ...)
+    dropped: tuple = ()  # ((name, value, reason), ...)
+    invalid: tuple[int, ...] = ()  # slot indices that failed validation, in order
+    asked: PendingConfirmation | None = None  # a confirmation raised this turn
+    resolved: str | None = None  # "confirmed", "declined" or "expired"
+
+
+def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
+    """(ok, normalized value, reason) for one value against one slot."""
+    kind = rule.kind
+    if kind in ("integer", "number"):
+        number = _as_number(value, kind == "integer")
+        if number is None:
+            return False, value, "type"
+        if rule.min is not None and number < rule.min:
+            return False, value, "min"
+        if rule.max is not None and number > rule.max:
+            return False, value, "max"
+        return True, number, ""
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return True, value, ""
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return True, value.strip().lower() == "true", ""
+        return False, value, "type"
+    if not isinstance(value, str):
+        return False, value, "type"
+    if kind == "enum":
+        member = value if value in rule.members else rule.folded.get(value.strip().casefold())
+        return (True, member, "") if member is not None else (False, value, "not_member")
+    return _check_text(rule, value.strip())
+
+
+def _check_text(rule: SlotRule, text: str) -> tuple[bool, Any, str]:
+    if rule.kind == "email" and not _EMAIL.fullmatch(text):
+        return False, text, "type"
+    if rule.min_length is not None and len(text) < rule.min_length:
+        return False, text, "min_length"
+    if rule.max_length is not None and len(text) > rule.max_length:
+        return False, text, "max_length"
+    if rule.pattern is not None and not rule.pattern.fullmatch(text):
+        return False, text, "pattern"
+    return True, text, ""
+
+
+def _as_number(value: Any, integer: bool) -> int | float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if _INTEGER_TEXT.fullmatch(text):
+            return int(text)
+        if integer:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        if integer:
+            return int(value) if value.is_integer() else None
+        return value
+    return None
+
+
+def apply_slots(runtime: Runtime, slots: dict[str, Any], pending: PendingConfirmation | None,
+                extracted: dict[str, Any], act: int) -> SlotUpdate:
+    """Resolve a pending confirmation with `act`, then validate and store `extracted`."""
+    if not extracted and pending is None:
+        return SlotUpdate(slots)
+    work = _Work(slots, pending)
+    if pending is not None:
+        work.resolve(pending, act)
+    for name, value in extracted.items():
+        index = runtime.slot_index.get(name)
+        if index is None:
+            work.drop(name, value, "undeclared_slot")
+        elif value is None or (isinstance(value, str) and not value.strip()):
+            work.drop(name, value, "null")
+        else:
+            work.offer(runtime.slot_rules[index], value)
+    return work.result()
+
+
+class _Work:
+    """The mutable scratchpad of one `apply_slots` call (copy-on-write over the input)."""
+
+    def __init__(self, slots: dict[str, Any], pending: PendingConfirmation | None):
+        self.slots, self.copied = slots, False
+        self.pending, self.asked, self.resolved = pending, None, None
+        self.stored: list = []
+        self.dropped: list = []
+        self.invalid: list[int] = []
+
+    def store(self, name: str, value: Any) -> None:
+        if not self.copied:
+            self.slots, self.copied = dict(self.slots), True
+        self.slots[name] = value
+        self.stored.append((name, value))
+
+    def drop(self, name: str, value: Any, reason: str) -> None:
+        self.dropped.append((name, value, reason))
+
+    def resolve(self, pending: PendingConfirmation, act: int) -> None:
+        if act in (SILENCE, NULL):
+            return  # not answered yet; the re-prompt asks again
+        self.pending = None
+        if act == AFFIRM:
+            self.store(pending.slot, pending.value)
+            self.resolved = "confirmed"
+        elif act == DENY:
+            self.resolved = "declined"
+        else:
+            self.resolved = "expired"
+
+    def offer(self, rule: SlotRule, value: Any) -> None:
+        ok, value, reason = check_value(rule, value)
+        if not ok:
+            self.drop(rule.name, value, reason)
+            if rule.index not in self.invalid:
+                self.invalid.append(rule.index)
+            return
+        old = self.slots.get(rule.name)
+        if old is None or rule.on_conflict == "overwrite":
+            if old != value:
+                self.store(rule.name, value)
+        elif old == value:
+            pass
+        elif rule.on_conflict == "keep":
+            self.drop(rule.name, value, "kept")
+        elif self.pending is None:
+            self.pending = self.asked = PendingConfirmation(rule.name, value, old)
+        else:
+            self.drop(rule.name, value, "confirmation_pending")
+
+    def result(self) -> SlotUpdate:
+        return SlotUpdate(self.slots, self.pending, tuple(self.stored), tuple(self.dropped),
+                          tuple(self.invalid), self.asked, self.resolved)

@@ -1,0 +1,111 @@
+"""Dialogue state: everything a session remembers between turns (SPEC 5), and its bytes.
+
+In: values set by the router and the engine. Out: `DialogueState`, a frozen msgspec Struct,
+and `encode_state` / `decode_state` (MessagePack; `*_json` for JSON) that round-trip it exactly.
+After: a state is never changed in place (it is frozen and its dicts are treated as
+copy-on-write), so a turn that raises leaves the previous state untouched.
+
+Nodes are stored by id, not index, so a recompiled scenario keeps sessions valid while the id
+still exists. The history is bounded (`HISTORY_LIMIT` entries) so a stored session stays small,
+and each entry is kept as its own MessagePack bytes: every turn writes the history but hardly
+any reads it, and decoding ten entries of Korean text costs more than the rest of a turn.
+`state.entries()` (or `history_entries`) gives the decoded `HistoryEntry`s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+HISTORY_LIMIT = 10
+
+
+class HistoryEntry(msgspec.Struct, array_like=True, frozen=True):
+    """One turn as it happened: what the user said, what the bot said, where, and why."""
+
+    user: str | None
+    bot: str | None
+    node: str
+    reason: str
+
+
+class PendingConfirmation(msgspec.Struct, array_like=True, frozen=True):
+    """A `confirm` slot conflict waiting for the user's yes or no."""
+
+    slot: str
+    value: Any  # the new value, stored on affirm
+    previous: Any  # the value kept on deny
+
+
+class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Per-session state (SPEC 5). `skill_*` describe the current visit of the current node."""
+
+    session_id: str
+    ir_hash: str
+    current_node: str
+    previous_node: str | None = None
+    node_turns: int = 0
+    session_turns: int = 0
+    no_input_count: int = 0
+    not_understood_count: int = 0
+    fallback_retries: int = 0
+    fallback_exhausted: bool = False
+    turn_limit_reached: bool = False
+    slots: dict[str, Any] = {}
+    pending_confirmation: PendingConfirmation | None = None
+    skill_status: str = "none"
+    skill_data: dict[str, Any] = {}
+    complete: bool = False
+    complete_reason: str | None = None
+    focus: bool = False  # `--node` mode: routing is reported, never followed
+    history: list[bytes] = []  # encoded HistoryEntry, oldest first; see entries()
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    version: int = 0
+
+    def entries(self) -> list[HistoryEntry]:
+        """The history, decoded, oldest first."""
+        return [_ENTRY_DECODER.decode(raw) for raw in self.history]
+
+
+_ENTRY_DECODER = msgspec.msgpack.Decoder(HistoryEntry)
+_MSGPACK_ENCODER = msgspec.msgpack.Encoder()
+_MSGPACK_DECODER = msgspec.msgpack.Decoder(DialogueState)
+_JSON_DECODER = msgspec.json.Decoder(DialogueState)
+
+
+def encode_state(state: DialogueState) -> bytes:
+    """MessagePack bytes of a state."""
+    return _MSGPACK_ENCODER.encode(state)
+
+
+def decode_state(data: bytes) -> DialogueState:
+    """A state from `encode_state` bytes (raises `msgspec.DecodeError` on foreign bytes)."""
+    return _MSGPACK_DECODER.decode(data)
+
+
+def encode_state_json(state: DialogueState) -> bytes:
+    """JSON bytes of a state (for logs and debugging)."""
+    return msgspec.json.encode(state)
+
+
+def decode_state_json(data: bytes | str) -> DialogueState:
+    """A state from `encode_state_json` bytes."""
+    return _JSON_DECODER.decode(data)
+
+
+def history_entries(state: DialogueState) -> list[HistoryEntry]:
+    """The decoded history of a state, oldest first."""
+    return state.entries()
+
+
+def append_history(history: list[bytes], entry: HistoryEntry,
+                   limit: int = HISTORY_LIMIT) -> list[bytes]:
+    """A new list: the last `limit` entries including `entry` (the old list is not touched)."""
+    if limit <= 0:
+        return []
+    raw = _MSGPACK_ENCODER.encode(entry)
+    if len(history) >= limit:
+        return [*history[len(history) - limit + 1:], raw]
+    return [*history, raw]
