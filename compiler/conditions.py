@@ -22,7 +22,7 @@ the (then bounded) recursive lowering.
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -152,6 +152,16 @@ def parse_expression(text: str, pointer: str, diags: Diagnostics) -> Condition |
 
 
 def _parse_expression(text: str, pointer: str, diags: Diagnostics, outer_depth: int):
+    cached = _PARSED.get((text, outer_depth))
+    if cached is not None:
+        return _repoint(cached, pointer)
+    condition = _parse_new_expression(text, pointer, diags, outer_depth)
+    if condition is not None and len(_PARSED) < _PARSED_LIMIT:
+        _PARSED[(text, outer_depth)] = condition
+    return condition
+
+
+def _parse_new_expression(text: str, pointer: str, diags: Diagnostics, outer_depth: int):
     if not text.strip():
         diags.report("E205", MSG["empty"], pointer, HINT["empty"], string_offset=0)
         return None
@@ -160,7 +170,7 @@ def _parse_expression(text: str, pointer: str, diags: Diagnostics, outer_depth: 
         diags.report("E206", MSG["too_deep"], pointer, HINT["too_deep"], string_offset=deep_paren)
         return None
     try:
-        tree = _parse_tree(text)
+        tree = PARSER.parse(text)
     except UnexpectedInput as error:
         offset, message, hint = _describe_syntax_error(text, error)
         diags.report("E205", message, pointer, hint, string_offset=offset)
@@ -179,11 +189,19 @@ def _parse_expression(text: str, pointer: str, diags: Diagnostics, outer_depth: 
         return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _parse_tree(text: str) -> Tree:
-    """Parse trees are pure functions of the text; scenarios repeat conditions (resume rules,
-    stays), and lark costs ~25 us a token, so each distinct string is parsed once."""
-    return PARSER.parse(text)
+# Scenarios repeat conditions (resume rules, stays) and lark costs ~25 us a token, so each
+# distinct well-formed string is parsed once; a repeat gets a copy pointing at its own place.
+_PARSED: dict[tuple[str, int], Condition] = {}
+_PARSED_LIMIT = 4096
+
+
+def _repoint(condition: Condition, pointer: str) -> Condition:
+    pos = dataclasses.replace(condition.pos, pointer=pointer)
+    if isinstance(condition, Leaf):
+        return dataclasses.replace(condition, pos=pos)
+    if isinstance(condition, Not):
+        return Not(_repoint(condition.item, pointer), pos=pos)
+    return type(condition)(tuple(_repoint(i, pointer) for i in condition.items), pos=pos)
 
 
 def _paren_overflow(text: str) -> int | None:

@@ -125,7 +125,7 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[s
     for j, name in enumerate(node.collect_slots):
         if name in slots:
             model.used_slots.add(name)
-        else:
+        else:  # the path is built only for a report
             report_undeclared_slot(name, join(path, "collect_slots", j), slots, diags)
     check_params(node, path, diags)
     check_placeholders(node, path, model, diags)
@@ -199,11 +199,12 @@ def record_usage(condition: Condition, model: Model) -> None:
 
 
 def check_placeholders(node: NodeDef, path: str, model: Model, diags: Diagnostics) -> None:
-    texts = [(join(path, "responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
-    texts.append((join(path, "params", "fallback"), node.params.fallback))
-    for text_path, text in texts:
-        if not isinstance(text, str):
+    texts = [(("responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
+    texts.append((("params", "fallback"), node.params.fallback))
+    for where, text in texts:
+        if not isinstance(text, str) or "{" not in text:
             continue
+        text_path = join(path, *where)
         for match in PLACEHOLDER.finditer(text):
             namespace, name = match.groups()
             if namespace == "slots" and name not in model.scenario.slots:
