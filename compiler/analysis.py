@@ -167,11 +167,12 @@ def backward_closure(graph: nx.DiGraph, targets) -> set:
 def check_reachability(model: Model, static: nx.DiGraph, full: nx.DiGraph, reachable: set,
                        diags: Diagnostics) -> None:
     entry = model.scenario.graph.entry
+    global_targets = {t.target for t in model.global_transitions}
     for checked in model.nodes:
         node_id = checked.node.id
         if node_id == entry or node_id in reachable:
             continue
-        if full.degree(node_id) == 0:
+        if static.degree(node_id) == 0 and node_id not in global_targets:
             diags.report("W402", f"node '{node_id}' is isolated: no transition leads to or from it",
                          checked.pointer, hint="connect it or delete it")
         else:

@@ -69,9 +69,16 @@ def compile_command(scenario: str, out: str | None, validate_only: bool, strict:
 @FORMAT
 def check_command(scenarios: tuple[str, ...], strict: bool, fmt: str) -> None:
     """Check one or more scenarios; write nothing."""
-    results = [check_file(path) for path in scenarios]
+    results, unreadable = [], []
+    for path in scenarios:
+        try:
+            results.append(check_file(path))
+        except UsageError as error:  # report it, and still check the others
+            unreadable.append(str(error))
     report(results, fmt)
-    sys.exit(1 if any(r.failed(strict) for r in results) else 0)
+    for message in unreadable:
+        click.echo(f"mgc: {message}", err=True)
+    sys.exit(2 if unreadable else 1 if any(r.failed(strict) for r in results) else 0)
 
 
 def load_program(path: str) -> tuple[ir.Envelope, ir.Program]:

@@ -88,6 +88,7 @@ MSG = {
     "empty_list": "'{form}' needs at least one condition",
     "wrong_condition_type": "a condition must be an object or an expression string, got {got}",
     "wrong_key_type": "'{key}' must be a string, got {got}",
+    "not_literal": "a condition value must be a string, number, true, false, null or a list of those",
 }
 HINT = {
     "empty": 'write a condition such as slots.x == "a", or leave out "condition"',
@@ -106,6 +107,7 @@ HINT = {
     "remove_value": 'remove "value"',
     "add_value": 'add "value", or use is_empty / is_not_empty to test for no value',
     "operator_list": "operators are " + ", ".join(OPERATORS),
+    "literal": 'compare with one value, or with a flat list for "in" / "not_in"',
 }
 # Lark terminal names, as the user would say them.
 TOKEN_WORDS = {
@@ -547,7 +549,19 @@ def _lower_leaf(raw: dict, pointer: str, diags: Diagnostics) -> Leaf | None:
         return None
     # An unknown operator is kept as written; the checker reports it (E202) with its hint.
     value = raw["value"] if has_value else NO_VALUE
+    if not _is_literal(value):
+        diags.report("E204", MSG["not_literal"], join(pointer, "value"), HINT["literal"])
+        return None
     return Leaf(raw["field"], operator, value, pos=Position(pointer))
+
+
+def _is_literal(value: object) -> bool:
+    """A scalar, or a flat list of scalars: anything else can never match a field (and a
+    deeply nested value must not reach the recursive printers)."""
+    scalar = (str, int, float, bool, type(None), type(NO_VALUE))
+    if isinstance(value, list):
+        return all(isinstance(item, scalar) for item in value)
+    return isinstance(value, scalar)
 
 
 def _lower_compound(raw: dict, form: str, pointer: str, diags: Diagnostics, depth: int):

@@ -124,16 +124,22 @@ class Diagnostics:
         return sorted(self.items, key=key)
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """The hint for a misspelled name, or None when nothing is close."""
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a misspelled name most likely meant, or None when nothing is close."""
     if not isinstance(name, str):
         return None
     pool = sorted(set(candidates))
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
-    if not close:
-        lowered = {c.lower(): c for c in pool}
-        close = [lowered[name.lower()]] if name.lower() in lowered else []
-    return f"did you mean '{close[0]}'?" if close else None
+    if close:
+        return close[0]
+    lowered = {c.lower(): c for c in pool}
+    return lowered.get(name.lower())
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """The hint for a misspelled name, or None when nothing is close."""
+    match = closest(name, candidates)
+    return f"did you mean '{match}'?" if match else None
 
 
 def _escape(part: object) -> str:

@@ -75,7 +75,8 @@ def read_source(path: str) -> tuple[str | None, list[Diagnostic]]:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        column = len(data[line_start:error.start].decode("utf-8")) + 1  # characters, not bytes
         return None, [Diagnostic("E001", f"not UTF-8 text: invalid byte 0x{data[error.start]:02x}",
                                  "", "save the file as UTF-8", line, column)]
 
@@ -87,7 +88,7 @@ def check_source(path: str, text: str) -> CompileResult:
         scenario = decode_scenario(text, diags)
         if scenario is not None:
             result.model = resolve(scenario, diags)
-            if not _blocks_analysis(diags):
+            if not diags.has_errors():  # graph analysis of a broken model would only cascade
                 result.analysis = analyse(result.model, diags)
         result.diagnostics = locate(text, diags)
     return result
@@ -112,12 +113,6 @@ def check_file(path: str) -> CompileResult:
     if text is None:
         return CompileResult(path, "", problems)
     return check_source(path, text)
-
-
-def _blocks_analysis(diags: Diagnostics) -> bool:
-    """Graph analysis needs a graph: skip it when the entry or the node list is broken."""
-    return any(d.code in ("E102",) or d.path in ("/graph", "/graph/nodes", "/graph/entry")
-               for d in diags.items if d.severity == "error")
 
 
 def locate(text: str, diags: Diagnostics) -> list[Diagnostic]:
@@ -151,21 +146,24 @@ def _place(d: Diagnostic, locator) -> Diagnostic:
 
 
 def write_ir(data: bytes, out: str) -> None:
-    """Write atomically: a temporary file in the same folder, then rename."""
+    """Write atomically: a temporary file in the same folder, then rename over a regular file
+    (or nothing); a device, pipe or folder at `out` is never replaced."""
     target = Path(out)
-    if target.is_dir():
-        raise UsageError(f"{out}: is a directory; give an output file name like build/x.ir")
     folder = target.parent if str(target.parent) else Path(".")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"{out}: exists and is not a regular file; give an output file name like build/x.ir")
     if not folder.is_dir():
-        raise UsageError(f"{out}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        raise UsageError(f"{out}: {folder} is not an existing folder")
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; an IR file is an ordinary file
         os.replace(tmp, target)
     except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise UsageError(f"{out}: cannot write: {error.strerror or error}") from None
 
 
@@ -176,8 +174,10 @@ def _umask() -> int:
 
 
 def remove_stale(out: str) -> None:
-    """A failed compile must not leave an older IR that looks current."""
+    """A failed compile must not leave an older IR that looks current (only a regular file
+    is removed: whatever else sits at `out` is not ours)."""
     try:
-        Path(out).unlink(missing_ok=True)
+        if Path(out).is_file():
+            Path(out).unlink()
     except OSError:
         pass

@@ -24,6 +24,7 @@ from .typecheck import ConditionEnv, SlotType, check_condition
 PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
 RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 NUMERIC = ("integer", "number")
+MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 TEXTUAL = ("string", "email")
 
 
@@ -108,7 +109,7 @@ def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
 
 def check_graph_header(scenario: Scenario, ids: set[str], diags: Diagnostics) -> None:
     entry = scenario.graph.entry
-    if isinstance(entry, str) and entry not in ids:
+    if isinstance(entry, str) and ids and entry not in ids:
         diags.report("E102", f"graph.entry '{entry}' does not name a node", "/graph/entry",
                      hint=did_you_mean(entry, ids) or "set it to the id of the first node")
     for i, act in enumerate(scenario.graph.closing_acts):
@@ -165,7 +166,7 @@ def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostic
 
 
 def resolve_target(name, path: str, ids: set[str], diags: Diagnostics) -> str | None:
-    if not isinstance(name, str):
+    if not isinstance(name, str) or not ids:  # no nodes at all: reported once, as E012
         return None
     if name in ids:
         return name
@@ -238,11 +239,24 @@ def check_params(node: NodeDef, path: str, diags: Diagnostics) -> None:
         problems.append(("max_fallback_retries", "max_fallback_retries must not be negative"))
     if params.timeout_ms is not None and params.timeout_ms < 1:
         problems.append(("timeout_ms", f"timeout_ms must be at least 1, got {params.timeout_ms}"))
+    if _depth(params.skill_args) > MAX_ARGS_DEPTH:
+        problems.append(("skill_args", f"skill_args nested deeper than {MAX_ARGS_DEPTH} levels"))
     for key in ("skill_args", "fallback", "timeout_ms"):
         if params.skill is None and getattr(params, key) not in (None, {}):
             problems.append((key, f"params.{key} has no effect without params.skill"))
     for key, message in problems:
         diags.report("E107", message, join(ppath, key), hint="fix the value in params")
+
+
+def _depth(value) -> int:
+    """Nesting depth of a JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
@@ -257,7 +271,8 @@ def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
 def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
     for name, slot in scenario.slots.items():
         for key, message in slot_problems(slot):
-            diags.report("E106", message, join("/slots", name, key) if key else join("/slots", name),
+            diags.report("E106", message, join("/slots", name) + (f"/{key}" if key else ""),
+                         at_key=key.startswith("synonyms/"),
                          hint=f"see the slot table in the README for '{slot.value_type}' slots")
 
 
@@ -274,8 +289,9 @@ def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
             problems.append(("values", f"duplicate enum values: {', '.join(dupes)}"))
         for member in slot.synonyms:
             if values and member not in values:
-                problems.append(("synonyms", f"synonyms for '{member}', which is not a member"
-                                             f"{_hint_suffix(member, values)}"))
+                problems.append((f"synonyms/{_escape_key(member)}",
+                                 f"synonyms for '{member}', which is not a member"
+                                 f"{_hint_suffix(member, values)}"))
     else:
         if values is not None:
             problems.append(("values", f"'values' is only for enum slots, not {kind}"))
@@ -304,6 +320,10 @@ def bound_problems(slot: SlotDef) -> list[tuple[str, str]]:
     if slot.pattern is not None and regex_error(slot.pattern):
         problems.append(("pattern", f"invalid pattern: {regex_error(slot.pattern)}"))
     return problems
+
+
+def _escape_key(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def regex_error(pattern: str) -> str | None:

@@ -22,7 +22,7 @@ from msgspec import Meta
 
 from interpreter.ir import DEFAULT_CLOSING_ACTS
 
-from .diagnostics import Diagnostics, did_you_mean, join
+from .diagnostics import Diagnostics, closest, join
 
 NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
@@ -137,7 +137,10 @@ REMOVED_FIELDS: dict[str, str] = {
     "next": "use `default_next`",
     "end": "use `\"terminal\": true` on the node",
 }
+REPLACED_BY = {"start_node": "entry", "next": "default_next", "transitions": "next_nodes",
+               "end": "terminal"}
 STAY_SENTINEL = "__stay__"
+_INVALID = object()  # the text is not JSON (distinct from a JSON null)
 
 
 def decode_scenario(text: str, diags: Diagnostics) -> Scenario | None:
@@ -147,7 +150,7 @@ def decode_scenario(text: str, diags: Diagnostics) -> Scenario | None:
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         pass
     raw = _decode_untyped(text, diags)
-    if raw is None:
+    if raw is _INVALID:
         return None
     if not isinstance(raw, dict) or not raw:
         kind = "an empty object" if raw == {} else f"{_json_kind(raw)}"
@@ -169,7 +172,7 @@ def _decode_untyped(text: str, diags: Diagnostics) -> Any:
     except JSONSyntaxError as error:
         diags.report_at("E001", f"not valid JSON: {error.message}", error.line, error.column,
                         hint="fix the JSON syntax at this position")
-        return None
+        return _INVALID
 
 
 def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -> Any:
@@ -179,26 +182,31 @@ def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -
         return None
     fields = {f.encode_name: f for f in msgspec.structs.fields(struct_type)}
     values: dict[str, Any] = {}
+    meant = set()  # fields an unknown key stands for: their absence is already reported
     for key in raw:
         if key not in fields:
-            _report_unknown_key(key, fields, join(path, key), diags)
+            meant.add(_report_unknown_key(key, fields, join(path, key), diags))
     for name, info in fields.items():
         if name in raw:
             values[info.name] = _convert_value(raw[name], info.type, join(path, name), diags)
         elif info.required:
-            diags.report("E011", f"missing required field '{name}'", path,
-                         hint=f"add \"{name}\" to this object")
+            if name not in meant:
+                diags.report("E011", f"missing required field '{name}'", path,
+                             hint=f"add \"{name}\" to this object")
             values[info.name] = None
     return struct_type(**values)
 
 
-def _report_unknown_key(key: str, fields: dict, path: str, diags: Diagnostics) -> None:
+def _report_unknown_key(key: str, fields: dict, path: str, diags: Diagnostics) -> str | None:
+    """Report an unknown key; return the field it most likely stands for."""
     if key in REMOVED_FIELDS:
         diags.report("E013", f"'{key}' was removed in scenario v2", path,
                      hint=REMOVED_FIELDS[key], at_key=True)
-    else:
-        diags.report("E010", f"unknown field '{key}'", path, at_key=True,
-                     hint=did_you_mean(key, fields) or f"known fields: {', '.join(fields)}")
+        return REPLACED_BY.get(key)
+    meant = closest(key, fields)
+    diags.report("E010", f"unknown field '{key}'", path, at_key=True,
+                 hint=f"did you mean '{meant}'?" if meant else f"known fields: {', '.join(fields)}")
+    return meant
 
 
 def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> Any:
@@ -222,11 +230,29 @@ def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> 
         return msgspec.convert(raw, annotation)
     except msgspec.ValidationError as error:
         message, suffix = _split_msgspec_error(str(error))
-        diags.report("E012", message, path + suffix)
-        return _neutral(base)
+        diags.report("E012", message, path + suffix, hint=_type_hint(base, raw))
+        # A rejected string (a node id that is not an identifier) stays as written, so that
+        # references to it resolve and are not reported a second time.
+        return raw if isinstance(raw, str) and base is str else _neutral(base)
     except RecursionError:
         diags.report("E012", "value nested too deeply", path)
         return _neutral(base)
+
+
+def _type_hint(base: Any, raw: Any) -> str | None:
+    """What to write instead, for the common E012 mistakes."""
+    args = typing.get_args(base)
+    if base is str and isinstance(raw, str):  # only node ids have a pattern
+        return "a node id starts with a letter or '_' and uses only letters, digits and '_'"
+    if base is bool:
+        return "write true or false, without quotes"
+    if typing.get_origin(base) is Literal:
+        return "one of: " + ", ".join(args)
+    if base is int or int in args:
+        return "write a whole number, without quotes"
+    if typing.get_origin(base) is list:
+        return "write a JSON array"
+    return None
 
 
 def _check_meta(raw: list, annotation: Any, path: str, diags: Diagnostics) -> bool:

@@ -9,18 +9,17 @@ binary or over-long line, a turn after completion); `mgi test` exits 1 when an e
 failed. Every failure is one line on stderr, never a traceback.
 
 Start-up is kept short on purpose (`tests/benchmarks/startup_bench.py`): importing this
-module loads only click; the engine is imported when a command runs, and the rules NLU
+module loads only argparse; the engine is imported when a command runs, and the rules NLU
 (which compiles its tables) is built on the first user turn, after the opening is printed.
 This module never imports `compiler`, lark or networkx.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import IO, Any, Iterator
-
-import click
 
 from . import __version__
 from .console import LEVELS
@@ -44,38 +43,55 @@ class LineError(Exception):
 # --- commands -----------------------------------------------------------------------------
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mgi")
-def cli() -> None:
-    """Run compiled Mago dialogue graphs (IR files from `mgc compile`)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (argparse, not click like `mgc`: click costs ~40 ms of start-up)."""
+    parser = argparse.ArgumentParser(prog="mgi", allow_abbrev=False,
+                                     description="Run compiled Mago dialogue graphs "
+                                                 "(IR files from `mgc compile`).")
+    parser.add_argument("--version", action="version", version=f"mgi {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = commands.add_parser("run", allow_abbrev=False, help="run a conversation",
+                              description="Run the conversation of OUT.ir, at the terminal "
+                                          "or one turn per line from a script or a pipe.")
+    run.add_argument("ir_file", metavar="OUT.ir")
+    run.add_argument("--bot-first", action=argparse.BooleanOptionalAction, default=None,
+                     help="whether the bot opens (default: the scenario's graph.bot_first)")
+    run.add_argument("--node", dest="focus", metavar="NODE_ID",
+                     help="focus mode: start at NODE_ID and stay; show where routing would go")
+    run.add_argument("--nlu", dest="nlu_name", choices=("rules", "scripted"), default="rules",
+                     help="scripted: each --json line carries its NLU result (default: rules)")
+    run.add_argument("--output-level", dest="level", choices=LEVELS, default="chat",
+                     help="how much to show besides the words (default: chat)")
+    run.add_argument("--script", metavar="FILE|-",
+                     help="read one turn per line from FILE (- for stdin)")
+    run.add_argument("--json", dest="as_json", action="store_true",
+                     help='JSON lines: {"user": ..., "nlu": {...}} in, one object per turn out')
+    run.set_defaults(handler=run_command)
+    test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
+                               description="Run transcripts; report pass/fail per step.")
+    test.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
+    test.add_argument("--ir-dir", default="build",
+                      help="where `scenario: NAME` finds NAME.ir (default: build)")
+    test.add_argument("--format", dest="fmt", choices=("human", "json"), default="human",
+                      help="report for people or for machines (default: human)")
+    test.set_defaults(handler=test_command)
+    return parser
 
 
-@cli.command("run")
-@click.argument("ir_file")
-@click.option("--bot-first/--no-bot-first", default=None,
-              help="Whether the bot opens the conversation (default: the scenario's graph.bot_first).")
-@click.option("--node", "focus", metavar="NODE_ID",
-              help="Focus mode: start at NODE_ID and stay there; each turn shows where routing would go.")
-@click.option("--nlu", "nlu_name", type=click.Choice(["rules", "scripted"]), default="rules",
-              show_default=True, help="scripted: the NLU result comes with each --json line.")
-@click.option("--output-level", "level", type=click.Choice(LEVELS), default="chat",
-              show_default=True, help="How much to show besides the words.")
-@click.option("--script", metavar="FILE|-",
-              help="Read one turn per line from FILE (- for stdin) instead of the terminal.")
-@click.option("--json", "as_json", is_flag=True,
-              help="JSON lines in and out: {\"user\", \"nlu\"} per line in, one object per turn out.")
-def run_command(ir_file: str, bot_first: bool | None, focus: str | None, nlu_name: str,
-                level: str, script: str | None, as_json: bool) -> None:
-    """Run the conversation of IR_FILE, interactively or from a script."""
-    if nlu_name == "scripted" and not as_json:
+def run_command(args: argparse.Namespace) -> int:
+    """`mgi run`: the conversation of OUT.ir, interactively or from a script."""
+    if args.nlu_name == "scripted" and not args.as_json:
         raise InputError("--nlu scripted takes each turn's NLU result from the input; use it with "
                          "--json lines like {\"user\": \"네\", \"nlu\": {\"dialogue_act\": \"affirm\"}}")
-    interactive = script is None and sys.stdin.isatty()
-    runtime = load_runtime(ir_file)
-    stream = None if interactive else open_script(script)
+    interactive = args.script is None and sys.stdin.isatty()
+    runtime = load_runtime(args.ir_file)
+    stream = None if interactive else open_script(args.script)
     try:
-        conversation = Conversation(runtime, nlu_name, level, as_json, echo_user=not interactive)
-        conversation.open(bot_first, focus)
+        conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
+                                    echo_user=not interactive)
+        if interactive:
+            note(f"(type {QUIT} or press Ctrl-D to end)")
+        conversation.open(args.bot_first, args.focus)
         if stream is None:
             run_interactive(conversation)
         else:
@@ -83,21 +99,21 @@ def run_command(ir_file: str, bot_first: bool | None, focus: str | None, nlu_nam
     finally:
         if stream is not None and stream is not sys.stdin.buffer:
             stream.close()
+    return 0
 
 
-@cli.command("test")
-@click.argument("transcripts", nargs=-1, required=True)
-@click.option("--ir-dir", default="build", show_default=True,
-              help="Where `scenario: NAME` finds NAME.ir.")
-@click.option("--format", "fmt", type=click.Choice(["human", "json"]), default="human",
-              show_default=True, help="Report for people or for machines.")
-def test_command(transcripts: tuple[str, ...], ir_dir: str, fmt: str) -> None:
-    """Run conversation transcripts and report pass/fail per step."""
+def test_command(args: argparse.Namespace) -> int:
+    """`mgi test`: 0 all passed, 1 a step failed, 2 a transcript could not run."""
     from .transcripts import exit_status, render_human, render_json, run_files
 
-    results = run_files(list(transcripts), ir_dir)
-    click.echo(render_json(results) if fmt == "json" else render_human(results))
-    sys.exit(exit_status(results))
+    results = run_files(list(args.transcripts), args.ir_dir)
+    emit([render_json(results) if args.fmt == "json" else render_human(results)])
+    return exit_status(results)
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal, on stderr (stdout is the conversation)."""
+    print(message, file=sys.stderr, flush=True)
 
 
 # --- the session --------------------------------------------------------------------------
@@ -141,7 +157,7 @@ class Conversation:
         self.runtime = runtime
         self.scripted = nlu_name == "scripted"
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
-        self.engine = Engine(runtime, nlu)
+        self.engine = Engine(runtime, nlu, skills=skill_registry(runtime))
         self.level = level
         self.as_json = as_json
         self.echo_user = echo_user
@@ -181,6 +197,20 @@ class Conversation:
             return
         state = self.engine.session(SESSION_ID) if self.level == "debug" else None
         emit(render_turn(result, self.runtime, self.level, self.echo_user, state))
+
+
+def skill_registry(runtime: Any) -> Any:
+    """Built-in skills, plus installed plug-ins only when the scenario has a skill node:
+    looking for plug-ins scans every installed package, which a start-up need not pay for."""
+    from . import ir
+    from .skills import SkillRegistry
+
+    skill = ir.EXECUTOR_NAMES.index("skill")
+    registry = SkillRegistry.default(discover=any(n.executor == skill
+                                                  for n in runtime.program.nodes))
+    for problem in registry.problems:
+        note(f"mgi: warning: {problem}")
+    return registry
 
 
 def emit(lines: list[str]) -> None:
@@ -252,8 +282,8 @@ def decode_line(raw: bytes, number: int) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"line {number}: not UTF-8 text (byte {error.start + 1}); "
-                         "the input must be UTF-8 text") from None
+        raise InputError(f"line {number}: not UTF-8 text (invalid byte at {error.start + 1}; "
+                         "binary input?); the input must be UTF-8 text") from None
     if number == 1:
         text = text.removeprefix("\ufeff")
     return text.rstrip("\r\n")
@@ -300,19 +330,18 @@ def run_interactive(conversation: Conversation) -> None:
     """Prompt for turns with line editing and history until `/quit`, EOF or completion."""
     history = open_history()
     prompt = "" if conversation.as_json else "You  > "
-    click.echo(f"(type {QUIT} or press Ctrl-D to end)", err=True)
     try:
         while not conversation.complete:
             try:
                 text = input(prompt)
             except EOFError:
-                click.echo("", err=True)
+                note("")
                 return
             if text.strip() == QUIT:
                 return
             interactive_turn(conversation, text)
         if conversation.level == "chat" and not conversation.as_json:
-            click.echo(f"(the conversation is complete: {conversation.complete_reason})", err=True)
+            note(f"(the conversation is complete: {conversation.complete_reason})")
     finally:
         save_history(history)
 
@@ -322,13 +351,13 @@ def interactive_turn(conversation: Conversation, text: str) -> None:
     from .engine import EngineError
 
     if len(text.encode("utf-8", "replace")) > MAX_LINE_BYTES:
-        click.echo(f"mgi: longer than {MAX_LINE_BYTES} bytes; a turn is one line of text", err=True)
+        note(f"mgi: longer than {MAX_LINE_BYTES} bytes; a turn is one line of text")
         return
     try:
         user, nlu = parse_turn(text, conversation.as_json, conversation.scripted)
         conversation.turn(user, nlu)
     except (LineError, EngineError) as error:
-        click.echo(f"mgi: {error}", err=True)
+        note(f"mgi: {error}")
 
 
 def open_history() -> Any:
@@ -358,32 +387,25 @@ def save_history(readline: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: click's own errors exit 2; ours are one line, never a traceback."""
+    """Entry point: usage errors exit 2 (argparse), ours are one line, never a traceback."""
     try:
-        sys.stdout.reconfigure(errors="backslashreplace")  # a narrow terminal encoding
-        cli.main(args=argv, prog_name="mgi", standalone_mode=False)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
-    except click.ClickException as error:
-        error.show()
-        sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("mgi: aborted", err=True)
-        sys.exit(130)
+        if hasattr(sys.stdout, "reconfigure"):  # a narrow terminal encoding must not crash
+            sys.stdout.reconfigure(errors="backslashreplace")
+        args = build_parser().parse_args(argv)
+        status = args.handler(args)
     except InputError as error:
-        click.echo(f"mgi: {error}", err=True)
+        note(f"mgi: {error}")
         sys.exit(2)
     except KeyboardInterrupt:
-        click.echo("", err=True)
+        note("")
         sys.exit(130)
     except BrokenPipeError:  # the reader left (`mgi run ... | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
     except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
-        click.echo(f"mgi: internal error: {type(error).__name__}: {error} (please report this)",
-                   err=True)
+        note(f"mgi: internal error: {type(error).__name__}: {error} (please report this)")
         sys.exit(2)
-    sys.exit(0)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

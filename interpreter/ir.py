@@ -215,7 +215,29 @@ def decode_ir(data: bytes) -> tuple[Envelope, Program]:
         program = msgspec.msgpack.decode(envelope.body, type=Program)
     except msgspec.DecodeError:
         raise IRError("IR body does not match this mgi's format; recompile with `mgc compile`") from None
+    check_indices(program)
     return envelope, program
+
+
+def check_indices(program: Program) -> None:
+    """Every index the runtime follows points somewhere; one line naming the first bad one."""
+    n_nodes, n_slots, n_sources = len(program.nodes), len(program.slots), len(program.source_map)
+    if not 0 <= program.entry < n_nodes:
+        raise IRError(f"IR entry index {program.entry} is out of range; recompile with `mgc compile`")
+    for act in program.closing_acts:
+        if not 0 <= act < len(ACTS):
+            raise IRError(f"IR closing act {act} is out of range; recompile with `mgc compile`")
+    rows = [(n.id, t) for n in program.nodes for t in n.transitions]
+    rows += [("global", g) for g in program.global_transitions]
+    for where, t in rows:
+        if not (t.target == STAY and where != "global") and not 0 <= t.target < n_nodes:
+            raise IRError(f"IR transition in {where} targets index {t.target}; recompile")
+        if not 0 <= t.source < n_sources:
+            raise IRError(f"IR transition in {where} has no source entry; recompile")
+    for node in program.nodes:
+        for s in (*node.collect_slots, *node.required_slots):
+            if not 0 <= s < n_slots:
+                raise IRError(f"IR node {node.id} names slot index {s}; recompile")
 
 
 def field_name(program: Program, index: int) -> str:

@@ -92,7 +92,7 @@ class Runtime:
         self.program = program
         self.compiler_version = compiler_version
         self.ir_hash = ir_hash or hashlib.sha256(msgspec.msgpack.encode(program)).hexdigest()
-        _check_indices(program)
+        ir.check_indices(program)
         self.slot_names: tuple[str, ...] = tuple(s.name for s in program.slots)
         self.slot_index = {name: i for i, name in enumerate(self.slot_names)}
         self.slot_rules: tuple[SlotRule, ...] = compile_slot_rules(program)
@@ -280,27 +280,6 @@ def _source_fields(program: ir.Program) -> list[tuple[int, ...]]:
     for g in program.global_transitions:
         fields[g.source] = condition_fields(g.condition)
     return fields
-
-
-def _check_indices(program: ir.Program) -> None:
-    """Every index the runtime follows points somewhere; one line naming the first bad one."""
-    n_nodes, n_slots, n_sources = len(program.nodes), len(program.slots), len(program.source_map)
-    if not 0 <= program.entry < n_nodes:
-        raise IRError(f"IR entry index {program.entry} is out of range; recompile with `mgc compile`")
-    for act in program.closing_acts:
-        if not 0 <= act < len(ir.ACTS):
-            raise IRError(f"IR closing act {act} is out of range; recompile with `mgc compile`")
-    rows = [(n.id, t) for n in program.nodes for t in n.transitions]
-    rows += [("global", g) for g in program.global_transitions]
-    for where, t in rows:
-        if not (t.target == ir.STAY and where != "global") and not 0 <= t.target < n_nodes:
-            raise IRError(f"IR transition in {where} targets index {t.target}; recompile")
-        if not 0 <= t.source < n_sources:
-            raise IRError(f"IR transition in {where} has no source entry; recompile")
-    for node in program.nodes:
-        for s in (*node.collect_slots, *node.required_slots):
-            if not 0 <= s < n_slots:
-                raise IRError(f"IR node {node.id} names slot index {s}; recompile")
 
 
 # --- display (traces) --------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """What words mean to the rules NLU (`nlu_rules`): the dialogue-act lexicon, question and
-negation markers, and the readers of word forms (Hangul syllables, Korean and English numerals,
-the frame around a short free-text answer). Nothing here knows about programs or slots.
+negation markers, and the readers of word forms (Hangul syllables and how a stem conjugates,
+Korean and English numerals, the frame around a short free-text answer, the regexes built from
+the tables). Nothing here knows about programs, slots or intents.
 
 In: words of an utterance already normalised by `nlu_rules.normalise` (lowercase, no
 punctuation, apostrophes dropped: `don't` -> `dont`). Out: table lookups, `numbers(words)`,
-`free_text(raw)`, question-ending and syllable tests. All tables are module constants; every
-regex is compiled at import.
+`free_text(raw)`, `is_noise`, question-ending and syllable tests, regex sources for phrases
+and synonyms. All tables are module constants; every regex here is compiled at import.
 
 How the act tables are matched (entries are written with their spaces removed, so `잘 있어요`
 and `잘있어요` are one entry):
@@ -99,6 +100,24 @@ GOODBYE_PHRASES = (
 THANK_PHRASES = ("고마워", "고마와", "고맙", "감사합", "감사해", "감사드", "감사했", "thank", "땡큐")
 GREET_PHRASES = ("안녕하세요", "안녕하십", "반갑", "반가워")
 
+# Keyboard mashing: runs of neighbouring keys that no English word contains.
+KEYBOARD_RUNS = ("qwe", "asd", "sdf", "dfg", "fgh", "ghj", "hjk", "jkl", "zxc", "xcv", "cvb",
+                 "vbn", "bnm", "uio", "iop", "tyu", "yui")
+
+
+def is_noise(word: str) -> bool:
+    """A word that carries no meaning: a filler, a jamo run, keyboard mashing."""
+    if word in FILLER_WORDS or not any(ch.isalnum() for ch in word):
+        return True  # a filler, or emoji and symbols only
+    if all("\u3131" <= ch <= "\u318e" for ch in word):
+        return word not in EXACT_ACTS  # "ㅁㄴㅇㄹ" is noise, "ㅇㅋ" is a word
+    if word.isascii() and word.isalpha() and len(word) >= 3:
+        if not any(v in word for v in "aeiouy") or len(set(word)) == 1:
+            return True
+        return any(run in word for run in KEYBOARD_RUNS)
+    return False
+
+
 # --- questions -----------------------------------------------------------------------------
 
 # Question words: a word starting with one of these asks something, unless it starts with an
@@ -119,6 +138,16 @@ EN_SUBJECTS = frozenset(("you", "i", "we", "it", "he", "she", "they", "there", "
 # A question with one of these is about the bot ("너는 밥 먹었어?"), not about the user.
 SECOND_PERSON = frozenset(("너", "너는", "넌", "너도", "너의", "니가", "너한테", "당신", "you",
                            "your", "yours"))
+
+# --- intent examples ---------------------------------------------------------------------------
+
+# Endings stripped from an example word to find its stem (그만할래요 -> 그만할), longest first.
+INTENT_ENDINGS = ("습니다", "게요", "래요", "세요", "어요", "아요", "해요", "에요", "예요", "자",
+                  "요", "게", "래", "어", "아", "다", "죠")
+# Example words that need not appear in the utterance ("이제 끝낼게요" matches "끝낼래요").
+INTENT_STOPWORDS = frozenset(("이제", "그럼", "그냥", "좀", "저", "나", "제가", "오늘은", "i",
+                              "want", "to", "the", "a", "an", "please", "just", "now", "this",
+                              "id", "like", "lets"))
 
 # --- negation --------------------------------------------------------------------------------
 
@@ -179,6 +208,60 @@ def syllable_class(initial: int, vowels: tuple[int, ...]) -> str:
     return "[" + "".join(ranges) + "]"
 
 
+def compact_regex(phrase: str) -> str:
+    """A regex for `phrase` in normalised text: Korean ignores spacing, English keeps words."""
+    if phrase.isascii():
+        return r"\b" + r"\s+".join(re.escape(w) for w in phrase.split()) + r"\b"
+    return r"\s*".join(re.escape(ch) for ch in phrase.replace(" ", ""))
+
+
+def synonym_regex(spaced: str) -> str:
+    """A synonym's regex: spacing-insensitive; an open last syllable may take an ending."""
+    compact = spaced.replace(" ", "")
+    last = syllable(compact[-1]) if compact else None
+    if spaced.isascii() or len(compact) < 2 or last is None or last[2] != 0:
+        return compact_regex(spaced)
+    vowels = vowel_family(last[0], last[1])  # 아프 -> 아파, 아픈; 쑤시 -> 쑤셔
+    return compact_regex(compact[:-1]) + r"\s*" + syllable_class(last[0], vowels)
+
+
+def negatable_stem(spaced: str) -> str | None:
+    """The verb stem a synonym is conjugated from (먹었 -> 먹, 좋아 -> 좋), for "먹지 않았어"."""
+    compact = spaced.replace(" ", "")
+    if spaced.isascii() or len(compact) < 2:
+        return None
+    last, stem = compact[-1], compact[:-1]
+    if last in "었았였아어":
+        return stem
+    return stem + "시" if last == "셨" else stem + "하" if last in "했해" else None
+
+
+def guarded(alternatives: list[str], first_chars: set[str]) -> str:
+    """`(?=[firsts])(?:a|b|...)`: the class lets a scan skip every position no branch can open
+    (about five times faster than trying each branch at each position)."""
+    chars = re.escape("".join(sorted(first_chars)))
+    return f"(?=[{chars}])(?:{'|'.join(alternatives)})"
+
+
+def _spaced_chars(entry: str) -> str:
+    return r"\s?".join(map(re.escape, entry))
+
+
+def _act_regex(words: frozenset[str], phrases: tuple[str, ...]) -> re.Pattern:
+    """Whole words of `words` (entries may span words: "잘 가요") or `phrases` anywhere."""
+    bounded = "|".join(_spaced_chars(w) for w in sorted(words, key=len, reverse=True))
+    free = [_spaced_chars(p) for p in sorted(phrases, key=len, reverse=True)]
+    # The word boundaries stand outside the branches so that each branch opens with a literal.
+    alternatives = [r"(?<!\S)(?:" + bounded + r")(?!\S)", *free]
+    return re.compile(guarded(alternatives, {e[0] for e in (*words, *phrases)}))
+
+
+GOODBYE_RE = _act_regex(GOODBYE_WORDS, GOODBYE_PHRASES)
+THANK_RE = _act_regex(THANK_WORDS, THANK_PHRASES)
+GREET_RE = _act_regex(GREET_WORDS, GREET_PHRASES)
+WH_WORD_RE = re.compile(r"(?<!\S)(?:" + "|".join(map(re.escape, WH_PREFIXES)) + ")")
+
+
 def has_question_ending(last: str) -> bool:
     """Whether the last word ends like a question although no "?" was typed."""
     if last.endswith("니까"):  # 합니까 asks, 아프니까 ("because") does not
@@ -226,13 +309,13 @@ def _strip_copula(text: str) -> str | None:
     for copula in ANSWER_COPULAS:
         if text.endswith(copula) and len(text) > len(copula):
             return text[: -len(copula)].strip()
-    if " " not in text and len(text) > 2 and text.endswith("요") and text[-2] not in VERBAL_BEFORE_YO:
+    if " " not in text and len(text) > 2 and text[-1] == "요" and text[-2] not in VERBAL_BEFORE_YO:
         return text[:-1]  # "김철수요": a polite 요 after a noun, not after an ending (산책했어요)
     return None
 
 
 def free_text(raw: str) -> str:
-    """The answer in a free-text reply: trimmed, a name or copula frame around a short one removed."""
+    """The answer of a free-text reply: trimmed; a short one loses its name or copula frame."""
     text = raw.strip().rstrip(".!~。！ ").strip()
     echoed = max(text.rfind("?"), text.rfind("？"))
     if 0 <= echoed < len(text) - 1:

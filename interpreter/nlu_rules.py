@@ -53,13 +53,6 @@ _NORMALISE = str.maketrans({**{c: " " for c in _PUNCTUATION}, "'": None, "’": 
 _STRAY_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")  # keep the point of "36.5"
 _LAUGHTER = re.compile(r"(?<=[가-힣a-z0-9])([ㅋㅎㅠㅜ]+)")  # "좋아요ㅋㅋ" -> "좋아요 ㅋㅋ"
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_KEYBOARD_RUNS = ("qwe", "asd", "sdf", "dfg", "fgh", "ghj", "hjk", "jkl", "zxc", "xcv", "cvb",
-                  "vbn", "bnm", "uio", "iop", "tyu", "yui")
-_INTENT_ENDINGS = ("습니다", "게요", "래요", "세요", "어요", "아요", "해요", "에요", "예요", "자",
-                   "요", "게", "래", "어", "아", "다", "죠")
-_INTENT_STOPWORDS = frozenset(("이제", "그럼", "그냥", "좀", "저", "나", "제가", "오늘은", "i",
-                               "want", "to", "the", "a", "an", "please", "just", "now", "this",
-                               "id", "like", "lets"))
 _ACT_OR_FILLER_WORDS = frozenset(lex.EXACT_ACTS) | lex.FILLER_WORDS
 _FREE_TEXT_ACTS = frozenset(("inform", "affirm", "deny"))
 _NUMERIC_TYPES = frozenset(("integer", "number"))
@@ -80,45 +73,6 @@ def normalise(text: str) -> str:
     if not spaced.isascii() and any(ch in spaced for ch in "ㅋㅎㅠㅜ"):
         spaced = _LAUGHTER.sub(r" \1", spaced)
     return " ".join(spaced.split())
-
-
-def _is_noise(word: str) -> bool:
-    """A word that carries no meaning: a filler, a jamo run, keyboard mashing."""
-    if word in lex.FILLER_WORDS:
-        return True
-    if all("\u3131" <= ch <= "\u318e" for ch in word):
-        return word not in lex.EXACT_ACTS  # "ㅁㄴㅇㄹ" is noise, "ㅇㅋ" is a word
-    if word.isascii() and word.isalpha() and len(word) >= 3:
-        if not any(v in word for v in "aeiouy") or len(set(word)) == 1:
-            return True
-        return any(run in word for run in _KEYBOARD_RUNS)
-    return False
-
-
-def _guarded(alternatives: list[str], first_chars: set[str]) -> str:
-    """`(?=[firsts])(?:a|b|...)`: the class lets a scan skip every position no branch can open
-    (about five times faster than trying each branch at each position)."""
-    chars = re.escape("".join(sorted(first_chars)))
-    return f"(?=[{chars}])(?:{'|'.join(alternatives)})"
-
-
-def _spaced_chars(entry: str) -> str:
-    return r"\s?".join(map(re.escape, entry))
-
-
-def _act_regex(words: frozenset[str], phrases: tuple[str, ...]) -> re.Pattern:
-    """Whole words of `words` (entries may span words: "잘 가요") or `phrases` anywhere."""
-    bounded = "|".join(_spaced_chars(w) for w in sorted(words, key=len, reverse=True))
-    free = [_spaced_chars(p) for p in sorted(phrases, key=len, reverse=True)]
-    # The word boundaries stand outside the branches so that each branch opens with a literal.
-    alternatives = [r"(?<!\S)(?:" + bounded + r")(?!\S)", *free]
-    return re.compile(_guarded(alternatives, {e[0] for e in (*words, *phrases)}))
-
-
-_GOODBYE = _act_regex(lex.GOODBYE_WORDS, lex.GOODBYE_PHRASES)
-_THANK = _act_regex(lex.THANK_WORDS, lex.THANK_PHRASES)
-_GREET = _act_regex(lex.GREET_WORDS, lex.GREET_PHRASES)
-_WH_WORD = re.compile(r"(?<!\S)(?:" + "|".join(map(re.escape, lex.WH_PREFIXES)) + ")")
 
 
 def _span_negated(spaced: str, start: int, end: int) -> bool:
@@ -198,17 +152,17 @@ def _classify_statement(words: list[str], lead: str | None) -> ActReading:
     # content for free text or for slots the node does not ask for.
     only = _ACT_OR_FILLER_WORDS.issuperset(words)
     spaced = " ".join(words)
-    if _GOODBYE.search(spaced):
+    if lex.GOODBYE_RE.search(spaced):
         return ActReading("goodbye", 0.9, only)
     if lead == "deny":  # "no, thank you" declines: a refusal before thanks is a refusal
         return ActReading("deny", 1.0 if only else 0.85, only)
-    if _THANK.search(spaced):
+    if lex.THANK_RE.search(spaced):
         return ActReading("thank", 0.9, only)
-    if _GREET.search(spaced):
+    if lex.GREET_RE.search(spaced):
         return ActReading("greet", 0.9, only)
     if lead == "affirm":
         return ActReading("affirm", 1.0 if only else 0.85, only)
-    if all(_is_noise(word) for word in words):
+    if all(lex.is_noise(word) for word in words):
         return _NULL
     return ActReading("inform", 0.6)
 
@@ -225,7 +179,7 @@ def _is_question(words: list[str], has_mark: bool) -> bool:
 
 
 def _has_question_word(words: list[str]) -> bool:
-    if not _WH_WORD.search(" ".join(words)):
+    if not lex.WH_WORD_RE.search(" ".join(words)):
         return False
     if any(lex.is_indirect_question(word) for word in words):
         return False  # "뭐 먹었는지 모르겠어" mentions a question, it does not ask one
@@ -245,13 +199,6 @@ def _has_question_word(words: list[str]) -> bool:
 # --- intents -----------------------------------------------------------------------------------
 
 
-def _compact_regex(phrase: str) -> str:
-    """A regex for `phrase` in normalised text: Korean ignores spacing, English keeps words."""
-    if phrase.isascii():
-        return r"\b" + r"\s+".join(re.escape(w) for w in phrase.split()) + r"\b"
-    return r"\s*".join(re.escape(ch) for ch in phrase.replace(" ", ""))
-
-
 def _bigrams(compact: str) -> frozenset[str]:
     if len(compact) < 2:
         return frozenset((compact,))
@@ -268,7 +215,7 @@ class _Stem(NamedTuple):
 
 def _example_stem(word: str) -> _Stem:
     """The stem of an example word: 그만할래요 -> 그만 + ㅎ(ㅏ|ㅐ): 그만하, 그만할, 그만해."""
-    ending = next((e for e in _INTENT_ENDINGS if word.endswith(e)), "")
+    ending = next((e for e in lex.INTENT_ENDINGS if word.endswith(e)), "")
     if word.isascii() or not ending or len(word) - len(ending) < 2:
         return _Stem(word)  # "할래요", "거예요": too little stem to tolerate endings
     stem = word[: -len(ending)]
@@ -306,8 +253,8 @@ class _Example:
     def __init__(self, text: str):
         spaced = normalise(text)
         self.compact = spaced.replace(" ", "")
-        self.regex = re.compile(_compact_regex(spaced))
-        kept = [w for w in spaced.split() if w not in _INTENT_STOPWORDS] or spaced.split()
+        self.regex = re.compile(lex.compact_regex(spaced))
+        kept = [w for w in spaced.split() if w not in lex.INTENT_STOPWORDS] or spaced.split()
         self.stems = tuple(_example_stem(w) for w in kept)
         self.bigrams = _bigrams(self.compact)
         self.head = self.compact[:2]
@@ -321,8 +268,8 @@ class _Example:
         if compact == self.compact:
             return 1.0
         if self.compact in compact:
-            negated = all(_span_negated(spaced, m.start(), m.end()) for m in self.regex.finditer(spaced))
-            return 0.0 if negated else 0.9
+            spans = self.regex.finditer(spaced)
+            return 0.0 if all(_span_negated(spaced, m.start(), m.end()) for m in spans) else 0.9
         if any(stem.literal not in spaced for stem in self.stems):
             return 0.0
         for stem in self.stems:
@@ -383,22 +330,22 @@ class _IntentMatcher:
                     self.ungated.append((order, example))
                 for gate in () if example.always else example.gates:
                     self.by_gate.setdefault(gate, []).append((order, example))
+        self.gate_keys = frozenset(self.by_gate)
 
     def match(self, raw: str, spaced: str, words: list[str]) -> tuple[str | None, float]:
         """The best-scoring declared intent and its score, or (None, 0.0); ties go to the first."""
         compact = spaced.replace(" ", "")
         text_bigrams = _bigrams(compact)
         scores = {order: _pattern_score(patterns, raw) for order, patterns in self.patterns}
-        # A fuzzy match has no span to check for negation: in a negated sentence it is skipped.
-        fuzzy = not any(w in lex.NEGATION_BEFORE or w.startswith(lex.NEGATED_VERB_PREFIXES)
-                        or "지않" in w or "지못" in w for w in words)
+        fuzzy = None
         for order, example in self._candidates(text_bigrams):
             score = scores.get(order, 0.0)
             if score >= 1.0:
                 continue
             score = max(score, example.score(spaced, compact, words))
-            if fuzzy and score < MIN_INTENT_SCORE:
-                score = max(score, example.fuzzy_score(text_bigrams))
+            if score < MIN_INTENT_SCORE:
+                fuzzy = _trusts_fuzzy(words) if fuzzy is None else fuzzy
+                score = max(score, example.fuzzy_score(text_bigrams) if fuzzy else 0.0)
             scores[order] = score
         best = min(scores, key=lambda order: (-scores[order], order), default=None)
         if best is None or scores[best] < MIN_INTENT_SCORE:
@@ -406,35 +353,23 @@ class _IntentMatcher:
         return self.names[best], scores[best]
 
     def _candidates(self, text_bigrams: frozenset[str]) -> list[tuple[int, _Example]]:
+        hits = text_bigrams & self.gate_keys
+        if not hits:
+            return self.ungated
         found = {id(example): (order, example) for order, example in self.ungated}
-        for bigram in text_bigrams:
-            for order, example in self.by_gate.get(bigram, ()):
+        for bigram in hits:
+            for order, example in self.by_gate[bigram]:
                 found[id(example)] = (order, example)
         return list(found.values())
 
 
+def _trusts_fuzzy(words: list[str]) -> bool:
+    """A fuzzy match has no span to check for negation: in a negated sentence it is skipped."""
+    return not any(w in lex.NEGATION_BEFORE or w.startswith(lex.NEGATED_VERB_PREFIXES)
+                   or "지않" in w or "지못" in w for w in words)
+
+
 # --- slots -------------------------------------------------------------------------------------
-
-
-def _synonym_regex(spaced: str) -> str:
-    """A synonym's regex: spacing-insensitive; an open last syllable may take an ending."""
-    compact = spaced.replace(" ", "")
-    last = lex.syllable(compact[-1]) if compact else None
-    if spaced.isascii() or len(compact) < 2 or last is None or last[2] != 0:
-        return _compact_regex(spaced)
-    vowels = lex.vowel_family(last[0], last[1])  # 아프 -> 아파, 아픈; 쑤시 -> 쑤셔
-    return _compact_regex(compact[:-1]) + r"\s*" + lex.syllable_class(last[0], vowels)
-
-
-def _negatable_stem(spaced: str) -> str | None:
-    """The verb stem a synonym is conjugated from (먹었 -> 먹, 좋아 -> 좋), for "먹지 않았어"."""
-    compact = spaced.replace(" ", "")
-    if spaced.isascii() or len(compact) < 2:
-        return None
-    last, stem = compact[-1], compact[:-1]
-    if last in "었았였아어":
-        return stem
-    return stem + "시" if last == "셨" else stem + "하" if last in "했해" else None
 
 
 class _EnumSlot:
@@ -452,13 +387,13 @@ class _EnumSlot:
                 if not spaced:
                     continue
                 size = len(spaced.replace(" ", ""))
-                alternatives.setdefault(_synonym_regex(spaced), (spaced[0], member, False, size))
-                stem = _negatable_stem(spaced)
+                alternatives.setdefault(lex.synonym_regex(spaced), (spaced[0], member, False, size))
+                stem = lex.negatable_stem(spaced)
                 if stem:
-                    negated = _compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)"
+                    negated = lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)"
                     alternatives.setdefault(negated, (stem[0], member, True, size))
         ordered = sorted(alternatives.items(), key=lambda item: -item[1][3])
-        self.regex = re.compile(_guarded([f"({regex})" for regex, _ in ordered],
+        self.regex = re.compile(lex.guarded([f"({regex})" for regex, _ in ordered],
                                          {reading[0] for _, reading in ordered}))
         self.readings = [reading[1:] for _, reading in ordered]
 

@@ -78,7 +78,9 @@ class Step(NamedTuple):
     expectations: tuple[Expectation, ...] = ()
 
     def label(self) -> str:
-        return "bot" if self.kind == "bot" else f"user: {self.text}"
+        if self.kind == "bot":
+            return "bot"
+        return f"user: {self.text}" if self.text.strip() else "user: (silence)"
 
 
 class Transcript(NamedTuple):
@@ -115,8 +117,10 @@ def load_transcript(path: str) -> Transcript:
 def parse_transcript(text: str, path: str = "<transcript>") -> Transcript:
     """Parse transcript text; every error names its line."""
     parser = _Parser(path)
-    for number, raw in enumerate(text.splitlines(), start=1):
-        parser.feed(number, raw)
+    # split on newlines only: str.splitlines() also breaks at \x0c, \x85, \u2028 ..., which
+    # would put every later line number out of step with the editor's
+    for number, raw in enumerate(text.split("\n"), start=1):
+        parser.feed(number, raw.rstrip("\r"))
     return parser.finish()
 
 
@@ -177,6 +181,9 @@ class _Parser:
         if step is None:
             raise self.error(number, "indented line outside a step; expectations follow a "
                                      "`bot:` or `user:` line")
+        if key in STEP_KEYS or key in HEADER_KEYS and key != "nlu":
+            raise self.error(number, f"`{key}:` must start at the beginning of the line "
+                                     "(only expectations are indented)")
         if key not in EXPECT_KEYS:
             raise self.error(number, _unknown("expectation", key, EXPECT_KEYS))
         if key not in REPEATABLE and any(e.key == key for e in step["expect"]) or (
@@ -206,7 +213,8 @@ class _Parser:
         self.close()
         header = self.header
         if ("scenario" in header) == ("ir" in header):
-            line = self.lines.get("ir", 0) if "scenario" in header else 1
+            both = "scenario" in header
+            line = self.lines["ir"] if both else (self.steps[0].line if self.steps else 0)
             raise self.error(line, "give exactly one of `scenario: NAME` or `ir: PATH`")
         if not self.steps:
             raise self.error(0, "no steps; add `user:` lines (and `bot:` for the opening)")
@@ -336,6 +344,15 @@ class RuntimeCache:
     def __init__(self) -> None:
         self._runtimes: dict[str, Any] = {}
         self._nlus: dict[int, Any] = {}
+        self._skills = None
+
+    def skills(self) -> Any:
+        """One skill registry for the run (finding plug-ins scans the installed packages)."""
+        if self._skills is None:
+            from .skills import SkillRegistry
+
+            self._skills = SkillRegistry.default()
+        return self._skills
 
     def runtime(self, path: Path) -> Any:
         from .loader import load_program
@@ -368,7 +385,8 @@ def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[Tra
         except TranscriptError as error:
             results.append(TranscriptResult(path, error=error))
             continue
-        results.append(run_transcript(transcript, runtime, cache.nlu(runtime, transcript.nlu)))
+        results.append(run_transcript(transcript, runtime, cache.nlu(runtime, transcript.nlu),
+                                      cache.skills()))
     return results
 
 
@@ -386,13 +404,18 @@ def _load_ir(transcript: Transcript, ir_dir: str | os.PathLike, cache: RuntimeCa
         raise TranscriptError(transcript.path, line, message + hint) from None
 
 
-def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None) -> TranscriptResult:
-    """Play the transcript on a fresh session; check each step's expectations."""
+def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
+                   skills: Any = None) -> TranscriptResult:
+    """Play the transcript on a fresh session; check each step's expectations.
+
+    `nlu` defaults to the transcript's (`rules` or `scripted`), `skills` to the default
+    registry; pass them to share them between transcripts.
+    """
     from .engine import Engine, EngineError
 
     if nlu is None:
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)
-    engine = Engine(runtime, nlu)
+    engine = Engine(runtime, nlu, skills=skills)
     try:
         opening = engine.start("transcript", transcript.bot_first, transcript.focus)
     except EngineError as error:  # an unknown focus node
