@@ -22,7 +22,10 @@ build/%.ir: scenarios/%.json $(STAMP) $(wildcard compiler/*.py) interpreter/ir.p
 	$(BIN)/mgc compile $< -o $@ --strict
 
 demo: $(STAMP) build/senimate.ir
-	$(BIN)/mgc inspect build/senimate.ir
+	$(BIN)/mgi run build/senimate.ir --script scenarios/senimate.demo.txt --output-level compact
+	@echo
+	@echo "Chat with SeniMate yourself:  $(BIN)/mgi run build/senimate.ir   (/quit or Ctrl-D ends;"
+	@echo "add --output-level detailed to see why each turn goes where it goes)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

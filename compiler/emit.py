@@ -15,7 +15,7 @@ import msgspec
 from interpreter import ir
 
 from . import __version__
-from .condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or
+from .condition_ast import NO_VALUE, And, Condition, Leaf, Not
 from .conditions import print_condition
 from .resolve import CheckedTransition, Model
 from .analysis import Analysis

@@ -49,7 +49,7 @@ def mermaid(program: ir.Program) -> str:
         arrow = "-.->" if dashed else "-->"
         text = f'|"{_mermaid_text(label)}"|' if label else ""
         lines.append(f"    {source} {arrow}{text} {target}")
-    lines.append(f"    classDef endNode stroke-width:3px")
+    lines.append("    classDef endNode stroke-width:3px")
     ends = [n.id for n in program.nodes if n.end]
     if ends:
         lines.append(f"    class {','.join(ends)} endNode")

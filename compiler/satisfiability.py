@@ -28,6 +28,7 @@ NEGATED = {
     "less_than": "greater_or_equal", "greater_or_equal": "less_than",
     "is_empty": "is_not_empty", "is_not_empty": "is_empty",
 }
+ORDERING = ("greater_than", "greater_or_equal", "less_than", "less_or_equal")
 COUNTER_FLOORS = {
     "system.node_turns": 1, "system.session_turns": 1,
     "system.no_input_count": 0, "system.not_understood_count": 0,
@@ -78,6 +79,8 @@ def _nnf(c: Condition, negate: bool):
         return Or(items) if flip else And(items)
     if not negate:
         return c
+    if c.operator in ORDERING:  # null fails `x > v`, so it passes `not (x > v)`
+        return Or((Leaf(c.field, NEGATED[c.operator], c.value), Leaf(c.field, "is_empty")))
     if c.operator in NEGATED:
         return Leaf(c.field, NEGATED[c.operator], c.value)
     return Not(c)  # `not contains`: not modelled

@@ -155,3 +155,10 @@ def test_assumptions_fix_a_field():
 def test_unbounded_range_is_possible():
     assert satisfiable(L("system.node_turns", "greater_than", 1_000_000), DOMAINS)
     assert math.isinf(DOMAINS["system.node_turns"].high)
+
+
+def test_negated_ordering_is_true_for_an_unfilled_slot():
+    # Found by the soundness property: `not (level > -1)` holds when the slot is empty,
+    # although no number is <= -1 inside the slot's bounds.
+    assert satisfiable(Not(L("slots.level", "greater_than", -1)), DOMAINS)
+    assert not satisfiable(Not(L("system.node_turns", "greater_than", 0)), DOMAINS)
