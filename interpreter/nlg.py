@@ -45,7 +45,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "goodbye": "네, 알겠습니다. 좋은 하루 보내세요.",
         "ask_slot": "{slot}을(를) 알려 주시겠어요?",
         "invalid": "말씀하신 내용을 확인하지 못했어요.",
-        "confirm": "{slot}을(를) {old}에서 {new}(으)로 바꿀까요?",
+        "confirm": "앞서 말씀하신 {old}을(를) {new}(으)로 바꿀까요?",
         "true": "네", "false": "아니요",
     },
     "en": {
@@ -56,7 +56,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "goodbye": "All right. Have a nice day.",
         "ask_slot": "Could you tell me your {slot}?",
         "invalid": "I couldn't use that answer.",
-        "confirm": "Should I change {slot} from {old} to {new}?",
+        "confirm": "Should I change {old} to {new}?",
         "true": "yes", "false": "no",
     },
 }
@@ -173,11 +173,8 @@ def _ask(runtime: Runtime, index: int, words: dict[str, str]) -> str:
 
 
 def _confirm_question(runtime: Runtime, pending, words: dict[str, str]) -> str:
-    index = runtime.slot_index.get(pending.slot)
-    slot = runtime.program.slots[index] if index is not None else None
-    label = (slot.description or slot.name) if slot is not None else pending.slot
-    return (words["confirm"].replace("{slot}", label)
-            .replace("{old}", format_value(pending.previous, words))
+    # No slot label: `description` is guidance for the NLU, not words for the user.
+    return (words["confirm"].replace("{old}", format_value(pending.previous, words))
             .replace("{new}", format_value(pending.value, words)))
 
 

@@ -53,6 +53,7 @@ _NORMALISE = str.maketrans({**{c: " " for c in _PUNCTUATION}, "'": None, "’": 
 _STRAY_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")  # keep the point of "36.5"
 _LAUGHTER = re.compile(r"(?<=[가-힣a-z0-9])([ㅋㅎㅠㅜ]+)")  # "좋아요ㅋㅋ" -> "좋아요 ㅋㅋ"
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_DATE = re.compile(r"\d{2,4}\s*[-./]\s*\d{1,2}\s*[-./]\s*\d{1,4}")
 _ACT_OR_FILLER_WORDS = frozenset(lex.EXACT_ACTS) | lex.FILLER_WORDS
 _FREE_TEXT_ACTS = frozenset(("inform", "affirm", "deny"))
 _NUMERIC_TYPES = frozenset(("integer", "number"))
@@ -502,7 +503,10 @@ class RulesNLU:
     def _read_collected(self, index: int, heard: _Heard, act: str) -> Any:
         slot = self.program.slots[index]
         if slot.value_type in _NUMERIC_TYPES:
-            return _pick_number(lex.numbers(heard.words), slot)
+            words = heard.words
+            if _DATE.search(heard.raw):  # "2025-03-20" is a date, not the number 2025
+                words = normalise(_DATE.sub(" ", heard.raw)).split()
+            return _pick_number(lex.numbers(words), slot)
         if slot.value_type == "boolean":
             return _BOOLEAN_ACTS.get(act)
         return self._read_named(index, heard.text, heard.raw)

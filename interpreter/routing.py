@@ -167,7 +167,8 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         return _decide(runtime, state, turn, (COMPLETE, None, "action_end", "action_end"), (),
                        retries, outcome)
     evaluated: list = []
-    verdict = _choose(runtime, table, facts, missing, outcome, evaluated)
+    asking = update.asked is not None if update is not None else False
+    verdict = _choose(runtime, table, facts, missing, outcome, evaluated, asking)
     return _decide(runtime, state, turn, verdict, tuple(evaluated), retries, outcome)
 
 
@@ -187,8 +188,11 @@ def _check_outcome(runtime: Runtime, outcome: ExecutorOutcome) -> None:
 
 
 def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int, ...],
-            outcome: ExecutorOutcome | None, evaluated: list) -> tuple[str, Any, str, str]:
-    """Step 6, tiers 2-8 (tier 1, Action END, is decided before)."""
+            outcome: ExecutorOutcome | None, evaluated: list,
+            asking: bool = False) -> tuple[str, Any, str, str]:
+    """Step 6, tiers 2-8 (tier 1, Action END, is decided before). `asking`: this turn raised a
+    slot confirmation, which holds the node like a gate so that the next turn answers it
+    before anything moves on (one question at a time)."""
     here = table.index
     for route in runtime.globals:
         if route.target == here:  # going where you are instructs nothing (seed 002)
@@ -205,6 +209,8 @@ def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int,
             return STAY, here, "gate:min_turns", "gate"
         if missing:
             return STAY, here, "gate:required_slots", "gate"
+        if asking:
+            return STAY, here, "gate:confirmation", "gate"
     for route in table.routes:
         matched = route.test is None or route.test(facts)
         evaluated.append((route.source, matched))

@@ -131,10 +131,10 @@ def test_confirmation_is_asked_and_asked_again_after_a_reprompt():
     e.start("s")
     e.turn("s", "먹었어요", nlu("inform", meal="adequate"))
     r = e.turn("s", "아니 굶었어요", nlu("inform", meal="skipped"))
-    assert r.response.startswith("식사 상태을(를) adequate에서 skipped(으)로 바꿀까요?")
+    assert r.response.startswith("앞서 말씀하신 adequate을(를) skipped(으)로 바꿀까요?")
     assert r.slots == {"meal": "adequate"}
     r = e.turn("s", "", None)
-    assert r.response.startswith("식사 상태을(를) adequate에서 skipped")
+    assert r.response.startswith("앞서 말씀하신 adequate을(를) skipped")
     r = e.turn("s", "네", nlu("affirm"))
     assert r.slots == {"meal": "skipped"}
 
