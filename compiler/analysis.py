@@ -21,7 +21,6 @@ import networkx as nx
 from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
 
 from .condition_ast import Condition, leaves
-from .conditions import print_condition
 from .diagnostics import Diagnostics, join
 from .resolve import CheckedTransition, Model
 from .satisfiability import Domain, field_domains, satisfiable
@@ -32,17 +31,18 @@ NODE_DEPENDENT = ("system.current_node", "system.conversation_resuming")
 
 @dataclass
 class Analysis:
-    static: nx.DiGraph
+    graph: nx.DiGraph  # the runtime graph: static edges plus satisfiable global edges
     end_kind: dict[str, int]  # node id -> END_EXPLICIT / END_INFERRED (end nodes only)
     reachable: set[str]
 
 
 def analyse(model: Model, diags: Diagnostics) -> Analysis:
-    static = static_graph(model)
-    end_kind = end_nodes(model, static)
+    full = static_graph(model)
+    end_kind = end_nodes(model, full)
+    static_degree = dict(full.degree())
     domains = domains_of(model)
     check_conditions(model, end_kind, domains, diags)
-    full = runtime_graph(model, static, end_kind, domains)
+    add_global_edges(model, full, end_kind, domains)
     entry = model.scenario.graph.entry
     reachable = (nx.descendants(full, entry) | {entry}) if entry in full else set()
     if not end_kind:
@@ -50,11 +50,11 @@ def analyse(model: Model, diags: Diagnostics) -> Analysis:
                      hint="mark the closing node \"terminal\": true, or give a node no outgoing transition")
     else:
         check_traps(model, full, end_kind, reachable, diags)
-    check_reachability(model, static, full, reachable, diags)
+    check_reachability(model, static_degree, full, reachable, diags)
     check_shadowed(model, diags)
     check_unconditional_cycles(model, diags)
     check_unused(model, diags)
-    return Analysis(static, end_kind, reachable)
+    return Analysis(full, end_kind, reachable)
 
 
 def static_graph(model: Model) -> nx.DiGraph:
@@ -95,11 +95,20 @@ def node_assumptions(node_id: str, end_kind: dict[str, int]) -> dict:
 
 
 def check_conditions(model: Model, end_kind: dict, domains: dict, diags: Diagnostics) -> None:
-    """W404: a condition that can never be true where it is evaluated."""
+    """W404: a condition that can never be true where it is evaluated. Scenarios repeat their
+    conditions, so a verdict that does not depend on the node is computed once per text."""
+    verdicts: dict[bytes, bool | None] = {}  # None: depends on the node
     for checked in model.nodes:
         assume = node_assumptions(checked.node.id, end_kind)
         for t in checked.transitions:
-            if t.condition is not None and not satisfiable(t.condition, domains, assume):
+            if t.condition is None:
+                continue
+            if t.key not in verdicts:
+                verdicts[t.key] = None if depends_on_node(t.condition) else satisfiable(t.condition, domains)
+            possible = verdicts[t.key]
+            if possible is None:
+                possible = satisfiable(t.condition, domains, assume)
+            if not possible:
                 report_never_true(t, diags, f"at node '{checked.node.id}'")
     for t in model.global_transitions:
         if t.condition is not None and not nodes_where_possible(
@@ -107,26 +116,28 @@ def check_conditions(model: Model, end_kind: dict, domains: dict, diags: Diagnos
             report_never_true(t, diags, "at any node")
 
 
+def depends_on_node(condition: Condition) -> bool:
+    return any(leaf.field in NODE_DEPENDENT for leaf in leaves(condition))
+
+
 def report_never_true(t: CheckedTransition, diags: Diagnostics, where: str) -> None:
-    text = print_condition(t.condition)
-    diags.report("W404", f"condition can never be true {where}: {text}", join(t.pointer, "condition"),
+    diags.report("W404", f"condition can never be true {where}: {t.display}", join(t.pointer, "condition"),
                  hint="two constraints on one field exclude each other, or a value is out of range")
 
 
-def runtime_graph(model: Model, static: nx.DiGraph, end_kind: dict, domains: dict) -> nx.DiGraph:
-    """Static edges plus the global transitions that can fire at each node."""
-    full = static.copy()
+def add_global_edges(model: Model, graph: nx.DiGraph, end_kind: dict, domains: dict) -> None:
+    """Turn the static graph into the runtime one: add, from every node, an edge for each
+    global transition that can fire there."""
     for t in model.global_transitions:
         condition: Condition | None = t.condition if t.condition_ok else None
         fires_at = nodes_where_possible(condition, model.node_ids, end_kind, domains)
-        full.add_edges_from((node_id, t.target) for node_id in fires_at if node_id != t.target)
-    return full
+        graph.add_edges_from((node_id, t.target) for node_id in fires_at if node_id != t.target)
 
 
 def nodes_where_possible(condition: Condition | None, node_ids: list[str], end_kind: dict,
                          domains: dict) -> list[str]:
     """The nodes at which `condition` can hold; computed once when it does not depend on the node."""
-    if condition is None or not any(leaf.field in NODE_DEPENDENT for leaf in leaves(condition)):
+    if condition is None or not depends_on_node(condition):
         return node_ids if satisfiable(condition, domains) else []
     return [n for n in node_ids if satisfiable(condition, domains, node_assumptions(n, end_kind))]
 
@@ -164,7 +175,7 @@ def backward_closure(graph: nx.DiGraph, targets) -> set:
     return seen
 
 
-def check_reachability(model: Model, static: nx.DiGraph, full: nx.DiGraph, reachable: set,
+def check_reachability(model: Model, static_degree: dict, full: nx.DiGraph, reachable: set,
                        diags: Diagnostics) -> None:
     entry = model.scenario.graph.entry
     global_targets = {t.target for t in model.global_transitions}
@@ -172,7 +183,7 @@ def check_reachability(model: Model, static: nx.DiGraph, full: nx.DiGraph, reach
         node_id = checked.node.id
         if node_id == entry or node_id in reachable:
             continue
-        if static.degree(node_id) == 0 and node_id not in global_targets:
+        if static_degree[node_id] == 0 and node_id not in global_targets:
             diags.report("W402", f"node '{node_id}' is isolated: no transition leads to or from it",
                          checked.pointer, hint="connect it or delete it")
         else:

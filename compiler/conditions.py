@@ -23,6 +23,7 @@ the (then bounded) recursive lowering.
 from __future__ import annotations
 
 import json
+import re
 
 from compiler.condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or, Position
 from compiler.condition_messages import (
@@ -208,4 +209,11 @@ def print_value(value: object) -> str:
     """A literal in expression syntax: JSON, with non-ASCII text kept as written."""
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(print_value(item) for item in value) + "]"
+    if type(value) is str and _PLAIN_TEXT.fullmatch(value):
+        return f'"{value}"'  # nothing to escape: the common case, without json.dumps
+    if type(value) is int:
+        return str(value)
     return json.dumps(value, ensure_ascii=False)
+
+
+_PLAIN_TEXT = re.compile(r'[^"\\\x00-\x1f\x7f\u2028\u2029]*')

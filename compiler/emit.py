@@ -16,7 +16,6 @@ from interpreter import ir
 
 from . import __version__
 from .condition_ast import NO_VALUE, And, Condition, Leaf, Not
-from .conditions import print_condition
 from .resolve import CheckedTransition, Model
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
@@ -75,8 +74,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
     source_map: list[ir.SourceEntry] = []
 
     def transition_row(t: CheckedTransition) -> tuple[int, object, int]:
-        source_map.append(ir.SourceEntry(
-            t.pointer, t.label, print_condition(t.condition) if t.condition is not None else ""))
+        source_map.append(ir.SourceEntry(t.pointer, t.label, t.display))
         target = ir.STAY if t.target is None else names.nodes[t.target]
         return target, compile_condition(t.condition, names), len(source_map) - 1
 

@@ -10,7 +10,6 @@ and never escape. `a and b and c` is one flat `And`; parentheses make no nodes.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 
@@ -103,9 +102,10 @@ _PARSED_LIMIT = 4096
 
 
 def _repoint(condition: Condition, pointer: str) -> Condition:
-    pos = dataclasses.replace(condition.pos, pointer=pointer)
+    old = condition.pos
+    pos = Position(pointer, old.offset, old.operator_offset, old.value_offset, old.item_offsets)
     if isinstance(condition, Leaf):
-        return dataclasses.replace(condition, pos=pos)
+        return Leaf(condition.field, condition.operator, condition.value, pos=pos)
     if isinstance(condition, Not):
         return Not(_repoint(condition.item, pointer), pos=pos)
     return type(condition)(tuple(_repoint(i, pointer) for i in condition.items), pos=pos)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import msgspec
+
 from interpreter.ir import ACTS
 
 from .condition_ast import Condition, leaves
-from .conditions import lower_condition
+from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, did_you_mean, join
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import ConditionEnv, SlotType, check_condition
@@ -38,6 +40,8 @@ class CheckedTransition:
     condition: Condition | None  # None: unconditional
     condition_ok: bool = True  # False: the condition had an error (treated as unknown)
     name: str | None = None  # global transitions only
+    display: str = ""  # the condition in expression syntax ("" when unconditional)
+    key: bytes | None = None  # the condition as written, canonically encoded: equal keys, equal conditions
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Model:
     global_transitions: list[CheckedTransition]
     used_slots: set[str] = field(default_factory=set)
     used_intents: set[str] = field(default_factory=set)
+    printed: dict[bytes, str] = field(default_factory=dict)  # key -> display: scenarios repeat conditions
 
     @property
     def node_ids(self) -> list[str]:
@@ -188,6 +193,12 @@ def attach_condition(transition: CheckedTransition, raw, path: str, model: Model
         if checked is not None:
             transition.condition = checked
     transition.condition_ok = diags.errors == before and transition.condition is not None
+    if transition.condition_ok:
+        transition.key = msgspec.json.encode(raw)
+        display = model.printed.get(transition.key)
+        if display is None:
+            display = model.printed[transition.key] = print_condition(transition.condition)
+        transition.display = display
 
 
 def record_usage(condition: Condition, model: Model) -> None:

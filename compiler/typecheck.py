@@ -149,11 +149,14 @@ def known_fields(env: ConditionEnv) -> list[str]:
 def check_condition(condition: Condition, env: ConditionEnv, diags: Diagnostics) -> Condition | None:
     """`condition` with normalised values, or None after reporting every bad leaf once."""
     checked: dict[int, Leaf | None] = {}
-    for leaf in leaves(condition):
+    originals = leaves(condition)
+    for leaf in originals:
         if id(leaf) not in checked:  # a leaf shared by two parents is still one problem
             checked[id(leaf)] = _check_leaf(leaf, env, diags)
     if any(leaf is None for leaf in checked.values()):
         return None
+    if all(checked[id(leaf)] is leaf for leaf in originals):
+        return condition  # nothing was normalised: the common case needs no copy
     return _rebuild(condition, checked)
 
 
@@ -199,7 +202,18 @@ def _check_leaf(leaf: Leaf, env: ConditionEnv, diags: Diagnostics) -> Leaf | Non
             offset = _part_offset(leaf.pos, part, problem.item) or offset
         diags.report(problem.code, problem.message, pointer, problem.hint, string_offset=offset)
         return None
+    if _identical(value, leaf.value):
+        return leaf
     return Leaf(leaf.field, leaf.operator, value, pos=leaf.pos)
+
+
+def _identical(a, b) -> bool:
+    """Equal and of the same types throughout (2 and 2.0, "negate" and "deny" differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _part_offset(pos, part: str, item: int | None) -> int | None:
