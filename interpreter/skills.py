@@ -16,7 +16,6 @@ Built in: `weather`, whose default provider is an offline, deterministic table b
 from __future__ import annotations
 
 import threading
-from importlib import metadata
 from typing import Any, Iterable, Protocol
 
 import msgspec
@@ -136,6 +135,8 @@ class SkillRegistry:
 
     def discover(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register every skill advertised under the entry-point `group`."""
+        from importlib import metadata  # 15-50 ms to import: only when plug-ins are looked for
+
         for entry in metadata.entry_points(group=group):
             try:
                 loaded = entry.load()

@@ -8,7 +8,7 @@ copy-on-write), so a turn that raises leaves the previous state untouched.
 Nodes are stored by id, not index, so a recompiled scenario keeps sessions valid while the id
 still exists. The history is bounded (`HISTORY_LIMIT` entries) so a stored session stays small,
 and each entry is kept as its own MessagePack bytes: every turn writes the history but hardly
-any reads it, and decoding ten entries of Korean text costs more than the rest of a turn.
+any reads it, and decoding a full history of Korean text costs more than the rest of a turn.
 `state.entries()` (or `history_entries`) gives the decoded `HistoryEntry`s.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-HISTORY_LIMIT = 10
+HISTORY_LIMIT = 6  # turns kept: enough context for an LLM NLG, and a 20-turn Korean session stays under 2 KB
 
 
 class HistoryEntry(msgspec.Struct, array_like=True, frozen=True):

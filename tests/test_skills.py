@@ -7,7 +7,6 @@ from importlib import metadata
 
 import pytest
 
-from interpreter import skills as skills_module
 from interpreter.engine import Engine
 from interpreter.skills import (OfflineWeatherProvider, Skill, SkillContext, SkillRegistry,
                                 SkillResult, WeatherSkill, run_skill)
@@ -107,7 +106,7 @@ def test_registry_builtins_register_and_replace():
 def test_entry_point_discovery(monkeypatch):
     points = [metadata.EntryPoint("echo", "test_skills:EchoSkill", "mago.skills"),
               metadata.EntryPoint("ghost", "no_such_module_xyz:Skill", "mago.skills")]
-    monkeypatch.setattr(skills_module.metadata, "entry_points",
+    monkeypatch.setattr(metadata, "entry_points",
                         lambda group: points if group == "mago.skills" else [])
     registry = SkillRegistry.default()
     assert "echo" in registry.names() and "weather" in registry.names()

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from interpreter.engine import Engine
 from interpreter.routing import route_turn
 from interpreter.sessions import MemorySessionStore, VersionConflict
-from interpreter.state import (DialogueState, HistoryEntry, PendingConfirmation, append_history,
+from interpreter.state import (HISTORY_LIMIT, DialogueState, HistoryEntry, PendingConfirmation, append_history,
                                decode_state, decode_state_json, encode_state, encode_state_json)
 
 from irkit import SILENT, nlu, senimate_like
@@ -86,7 +86,7 @@ def test_session_after_twenty_turns_stays_under_two_kilobytes():
         text, result = lines[i % len(lines)]
         engine.turn("s", text, result)
     state = engine.session("s")
-    assert state.session_turns == 21 and len(state.history) == 10
+    assert state.session_turns == 21 and len(state.history) == HISTORY_LIMIT == 6
     assert len(encode_state(state)) < 2048
 
 
