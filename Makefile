@@ -30,8 +30,10 @@ demo: $(STAMP) build/senimate.ir
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP) build/senimate.ir
 	$(BIN)/python tests/benchmarks/compile_bench.py
+	$(BIN)/python tests/benchmarks/turn_bench.py
+	$(BIN)/python tests/benchmarks/startup_bench.py
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests -x

@@ -1,14 +1,28 @@
-"""Shared test helpers: the repository root and `mgc` run as a separate process."""
+"""Shared test helpers: hypothesis profiles, the repository root, `mgc` as a separate process.
+
+Profiles: `ci` (the default, used by `make test`) is derandomized, so every CI run checks the
+same examples; `long` (`make fuzz`) is randomized with many more examples and keeps its
+example database under build/, so a failure found once is replayed first next time.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 ROOT = Path(__file__).resolve().parent.parent
+
+settings.register_profile("ci", derandomize=True, deadline=None, database=None)
+settings.register_profile(
+    "long", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    database=DirectoryBasedExampleDatabase(str(ROOT / "build" / "hypothesis")))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def run_mgc(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
