@@ -2,8 +2,9 @@
 
 In: a scenario path. Out: a `CompileResult` with the sorted, located diagnostics and, when
 there is no error, the IR bytes. Passes: read -> decode (schema) -> resolve (names, types,
-conditions) -> analyse (graph) -> emit. A pass runs only when the earlier ones left a usable
-document; each reports everything it finds. Positions are computed once, at the end, and
+conditions) -> analyse (graph) -> emit. Decode and resolve run on whatever is usable and
+report everything they find; graph analysis runs only on an error-free model (a barrier:
+on a broken graph it would report consequences of the errors, not new problems). Positions are computed once, at the end, and
 only when there is something to report (valid input never pays for the locator).
 
 `write_ir` writes through a temporary file in the output's folder and renames it, so a failed

@@ -4,8 +4,9 @@ In: a decoded `Scenario` (parts may be damaged, already reported by the schema p
 Out: a `Model`: the nodes with unique ids in source order, each with its ordered transition
 table (`next_nodes`, then `default_next`) whose targets are resolved and whose conditions are
 lowered and type-checked, the global transitions likewise, and which slots and intents are
-used (for W405). Every problem is reported once: a node id that failed to decode is simply
-absent, so a reference to it is not reported again as unknown.
+used (for W405). Every problem is reported once: a node id rejected by the schema (not an
+identifier) is kept as written, so a reference to it is not reported again as unknown; with
+no nodes at all (reported by the schema) targets and the entry are not checked.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from .typecheck import ConditionEnv, SlotType, check_condition
 PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
 RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 NUMERIC = ("integer", "number")
-MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 TEXTUAL = ("string", "email")
+MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 
 
 @dataclass
