@@ -30,10 +30,17 @@ demo: $(STAMP) build/senimate.ir
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP) build/senimate.ir
-	$(BIN)/python tests/benchmarks/compile_bench.py
-	$(BIN)/python tests/benchmarks/turn_bench.py
-	$(BIN)/python tests/benchmarks/startup_bench.py
+# The peers of the comparison (langgraph, psutil) come from the `bench` extra, installed
+# only here. BENCH_ARGS=--quick is a smoke run; --only turns,compile,throughput,startup.
+BENCH_STAMP := $(VENV)/.bench-installed
+BENCH_ARGS ?=
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP) build/senimate.ir
+	$(BIN)/python tests/benchmarks/bench.py $(BENCH_ARGS)
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests -x

@@ -13,12 +13,12 @@ compile never leaves a partial file, and a failing compile removes a stale outpu
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from interpreter.ir import without_cycle_collection
 
 from .analysis import Analysis, analyse
 from .diagnostics import Diagnostic, Diagnostics
@@ -52,7 +52,7 @@ class CompileResult:
 
     def ir_bytes(self) -> bytes:
         assert self.model is not None and self.analysis is not None and not self.errors
-        with _no_cycle_collection():
+        with without_cycle_collection():
             return emit(self.model, self.analysis)
 
     def program(self):
@@ -85,7 +85,7 @@ def read_source(path: str) -> tuple[str | None, list[Diagnostic]]:
 def check_source(path: str, text: str) -> CompileResult:
     diags = Diagnostics()
     result = CompileResult(path, text)
-    with _no_cycle_collection():
+    with without_cycle_collection():
         scenario = decode_scenario(text, diags)
         if scenario is not None:
             result.model = resolve(scenario, diags)
@@ -93,22 +93,6 @@ def check_source(path: str, text: str) -> CompileResult:
                 result.analysis = analyse(result.model, diags)
         result.diagnostics = locate(text, diags)
     return result
-
-
-@contextlib.contextmanager
-def _no_cycle_collection():
-    """The passes allocate many small acyclic objects; Python's cycle collector would rescan
-    them all again and again (about 40% of a 10,000-node compile). Nothing here makes cycles
-    that must be freed before the compile ends. On the way out the survivors are frozen:
-    reference counting still frees them, but the next collection does not walk them all."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def check_file(path: str) -> CompileResult:

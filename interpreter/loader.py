@@ -146,8 +146,9 @@ def load_program(path: str | os.PathLike) -> Runtime:
     except (TypeError, ValueError) as error:
         raise IRError(f"cannot read IR file {path!r}: {error}") from None
     try:
-        envelope, program = ir.decode_ir(data)
-        return Runtime(program, envelope.source_sha256, envelope.compiler_version)
+        with ir.without_cycle_collection():
+            envelope, program = ir.decode_ir(data)
+            return Runtime(program, envelope.source_sha256, envelope.compiler_version)
     except IRError:
         raise
     except Exception as error:  # a foreign or hand-made file: never a traceback

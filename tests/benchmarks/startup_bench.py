@@ -1,8 +1,10 @@
 """Start-up benchmark: how long `mgi run` takes to say its first line, against a 150 ms target.
 
 Run with `python tests/benchmarks/startup_bench.py [RUNS]` from the repository root (20 runs by
-default); it compiles build/senimate.ir first if it is missing. Each run is a fresh process:
+default; `make bench` reports the same figures through bench.py); it compiles build/senimate.ir
+first if it is missing. Each run is a fresh process:
 - `python -c pass`: the interpreter's own start, the floor under every figure;
+- `python -c "import interpreter.engine"`: what embedding the engine costs to import;
 - `python -c "import interpreter.cli"`: what importing the command line costs;
 - `mgi run build/senimate.ir --script -` with one line on stdin: wall time from the start of the
   process to its first output line (the opening) and to its second (the reply to that line,
@@ -76,6 +78,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 
 LABELS = (("python_bare", "python -c pass"),
+          ("import_interpreter_engine", "python -c 'import interpreter.engine'"),
           ("import_interpreter_cli", "python -c 'import interpreter.cli'"),
           ("mgi_first_line", "mgi run: first line (the opening)"),
           ("mgi_first_reply", "mgi run: reply to line 1 (+ rules NLU)"))
@@ -89,10 +92,13 @@ def measure(runs: int, env: dict) -> dict:
         first_lines_ms(mgi, line, env)
         process_ms([sys.executable, "-c", "import interpreter.cli"], env)
     bare = [process_ms([sys.executable, "-c", "pass"], env) for _ in range(runs)]
+    engine = [process_ms([sys.executable, "-c", "import interpreter.engine"], env)
+              for _ in range(runs)]
     imports = [process_ms([sys.executable, "-c", "import interpreter.cli"], env)
                for _ in range(runs)]
     lines = [first_lines_ms(mgi, line, env) for _ in range(runs)]
-    return {"python_bare": summary(bare), "import_interpreter_cli": summary(imports),
+    return {"python_bare": summary(bare), "import_interpreter_engine": summary(engine),
+            "import_interpreter_cli": summary(imports),
             "mgi_first_line": summary([a for a, _ in lines]),
             "mgi_first_reply": summary([b for _, b in lines])}
 
@@ -106,15 +112,22 @@ def report(title: str, figures: dict) -> None:
         print(f"  {label:42} {f['median_ms']:7.1f} / {f['p90_ms']:7.1f}{verdict}")
 
 
-def main(runs: int) -> None:
+def run(runs: int) -> dict:
+    """Both environments' figures (what `main` prints; `bench.py` reports them too)."""
     ensure_ir()
     as_is = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:
         cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         cached["PYTHONPYCACHEPREFIX"] = cache
-        figures = {"runs": runs, "target_ms": TARGET_MS,
-                   "environment_as_is": measure(runs, as_is),
-                   "bytecode_cached": measure(runs, cached)}
+        return {"runs": runs, "target_ms": TARGET_MS,
+                "no_bytecode_cache": bool(as_is.get("PYTHONDONTWRITEBYTECODE")),
+                "environment_as_is": measure(runs, as_is),
+                "bytecode_cached": measure(runs, cached)}
+
+
+def main(runs: int) -> None:
+    figures = run(runs)
+    as_is = dict(os.environ)
     print(f"start-up over {runs} runs: median / p90 in ms, target {TARGET_MS:.0f} ms")
     no_cache = " (PYTHONDONTWRITEBYTECODE=1: no bytecode cache)" if as_is.get(
         "PYTHONDONTWRITEBYTECODE") else ""

@@ -102,6 +102,7 @@ def rules_turns(runtime, sessions: int) -> tuple[list[int], int]:
     """Per-turn times with the rules NLU, and the encoded size of the last session."""
     from interpreter.nlu_rules import RulesNLU
     from interpreter.sessions import MemorySessionStore
+    from interpreter.state import encode_state
 
     store = MemorySessionStore()
     engine = Engine(runtime, nlu=RulesNLU(runtime.program), store=store)
@@ -115,7 +116,7 @@ def rules_turns(runtime, sessions: int) -> tuple[list[int], int]:
             samples.append(time.perf_counter_ns() - start)
             if result.complete:
                 break
-    size = len(store._records[session_id][1])
+    size = len(encode_state(store.get(session_id)[0]))
     return samples, size
 
 

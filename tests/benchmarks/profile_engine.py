@@ -1,0 +1,185 @@
+"""Where the time goes, for the targets bench.py reports as missed.
+
+    python tests/benchmarks/profile_engine.py turn   # engine turn: steps timed alone + cProfile
+    python tests/benchmarks/profile_engine.py load   # IR load of a generated scenario: cProfile
+    python tests/benchmarks/profile_engine.py load 10000
+
+`turn` replays the two scripts of peers.py and times each step of `Engine.turn` alone on the
+real inputs of every turn (the stored state, the NLU object, the state, the decision), then
+the whole turn on the same inputs, so the steps can be compared with the total; then it runs
+cProfile over many sessions. `load` compiles a generated scenario and profiles `load_program`
+on it, with the cycle collector as it is and paused. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE))
+
+import peers  # noqa: E402
+
+
+def per_call_us(fn, number: int = 2000, repeat: int = 5) -> float:
+    best = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best.append((time.perf_counter() - start) / number * 1e6)
+    return statistics.median(best)
+
+
+def turn_steps() -> None:
+    import msgspec
+
+    from interpreter.nlg import RenderContext
+    from interpreter.nlu import nlu_result
+    from interpreter.routing import route_turn
+    from interpreter.state import HistoryEntry, append_history
+
+    runner = peers.EngineRunner()
+    engine, store, runtime = runner.engine, runner.store, runner.runtime
+    steps: dict[str, list[float]] = {}
+
+    def add(name: str, value: float) -> None:
+        steps.setdefault(name, []).append(value)
+
+    for script_name, script in peers.SCRIPTS.items():
+        session_id = f"profile-{script_name}"
+        engine.start(session_id)
+        for text, nlu in script:
+            version, data = store._records[session_id]  # data: the stored frozen state
+            state, _ = store.get(session_id)
+            result = engine._understand(text, state, nlu)
+            decision = route_turn(runtime, state, result)
+            new = decision.state
+            response = engine.nlg.render(decision, RenderContext(runtime, new))
+            entry = HistoryEntry(text, response, "node", decision.reason)
+            history = append_history(new.history, entry)
+            saved = msgspec.structs.replace(new, history=history, updated_at=1.0,
+                                            version=version + 1)
+            add("store.get: copy of the mutable containers",
+                per_call_us(lambda: store.get(session_id)))
+            add("nlu_result: dict -> NLUResult (msgspec.convert)",
+                per_call_us(lambda: nlu_result(nlu, text)) if text.strip() else 0.0)
+            add("route_turn (facts, tiers, Decision, next state)",
+                per_call_us(lambda: route_turn(runtime, state, result)))
+            add("TemplateNLG.render + RenderContext",
+                per_call_us(lambda: engine.nlg.render(decision, RenderContext(runtime, new))))
+            add("HistoryEntry + append_history (msgpack entry)",
+                per_call_us(lambda: append_history(
+                    new.history, HistoryEntry(text, response, "node", decision.reason))))
+            add("replace(state, history, updated_at, version)",
+                per_call_us(lambda: msgspec.structs.replace(
+                    new, history=history, updated_at=1.0, version=version + 1)))
+            add("store.put: version check",
+                per_call_us(lambda: (store._records.__setitem__(session_id, (version, data)),
+                                     store.put(saved, version))))
+            add("TurnResult + nlu read-back (_result)",
+                per_call_us(lambda: engine._result(text, result, decision, saved, "node",
+                                                   response)))
+
+            def whole() -> None:
+                store._records[session_id] = (version, data)
+                engine.turn(session_id, text, nlu)
+            add("(whole Engine.turn on the same input)", per_call_us(whole))
+            store._records[session_id] = (version, data)
+            engine.turn(session_id, text, nlu)
+    parts = {name: statistics.median(v) for name, v in steps.items()}
+    whole = parts.pop("(whole Engine.turn on the same input)")
+    print("Engine.turn, each step alone on the inputs of every scripted turn "
+          "(median over turns, us):")
+    for name, value in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:55} {value:6.2f}  {value / whole:5.0%}")
+    print(f"  {'sum of the steps':55} {sum(parts.values()):6.2f}")
+    print(f"  {'whole Engine.turn (store reset each call)':55} {whole:6.2f}")
+    print(f"  {'remainder: Engine.turn glue, calls, allocation':55} "
+          f"{whole - sum(parts.values()):6.2f}")
+
+
+def turn_profile(sessions: int = 1500) -> None:
+    runner = peers.EngineRunner()
+
+    def run(prefix: str, count: int) -> None:
+        for k in range(count):
+            for name, script in peers.SCRIPTS.items():
+                session_id = f"{prefix}{k}{name}"
+                runner.start(session_id)
+                for text, nlu in script:
+                    runner.turn(session_id, text, nlu)
+    run("warm", 50)
+    profile = cProfile.Profile()
+    profile.enable()
+    run("p", sessions)
+    profile.disable()
+    print(f"\ncProfile over {sessions} sessions of each script (times inflated by the profiler):")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(18)
+
+
+def load_profile(nodes: int) -> None:
+    import json
+
+    from generate import generate
+
+    from compiler.driver import check_file, write_ir
+    from interpreter.loader import load_program
+
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = Path(tmp) / "g.json", Path(tmp) / "g.ir"
+        source.write_text(json.dumps(generate(nodes), ensure_ascii=False), "utf-8")
+        write_ir(check_file(str(source)).ir_bytes(), str(out))
+        gc.collect()  # (what survived the compile is frozen: no collection walks it, as in mgi)
+        for paused in (False, True):
+            if paused:
+                gc.disable()
+            start = time.perf_counter()
+            load_program(out)
+            print(f"load_program, {nodes} nodes, cycle collector "
+                  f"{'paused' if paused else 'as is'}: {(time.perf_counter() - start) * 1000:.1f} ms")
+            gc.enable()
+        spent = {0: [0, 0.0], 1: [0, 0.0], 2: [0, 0.0]}
+        began = [0.0]
+
+        def watch(phase: str, info: dict) -> None:
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                spent[info["generation"]][0] += 1
+                spent[info["generation"]][1] += time.perf_counter() - began[0]
+        gc.callbacks.append(watch)
+        start = time.perf_counter()
+        load_program(out)
+        total = time.perf_counter() - start
+        gc.callbacks.remove(watch)
+        in_gc = sum(t for _, t in spent.values())
+        print(f"time in the cycle collector during one load: {in_gc * 1000:.1f} of "
+              f"{total * 1000:.1f} ms (" + ", ".join(
+                  f"gen{g}: {n} runs {t * 1000:.1f} ms" for g, (n, t) in spent.items()) + ")")
+        profile = cProfile.Profile()
+        profile.enable()
+        load_program(out)
+        profile.disable()
+        print("cProfile of one load (a function's own time includes the collections its "
+              "allocations set off):")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(14)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "turn"
+    if what == "turn":
+        turn_steps()
+        turn_profile()
+    elif what == "load":
+        load_profile(int(sys.argv[2]) if len(sys.argv) > 2 else 10000)
+    else:
+        raise SystemExit("usage: profile_engine.py [turn | load [NODES]]")
