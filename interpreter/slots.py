@@ -43,8 +43,8 @@ SILENCE, NULL = ir.ACTS.index("silence"), ir.ACTS.index("null")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
 # Reasons a value is dropped; `VALIDATION_REASONS` are the ones the NLG re-asks for.
-VALIDATION_REASONS = frozenset({"type", "not_member", "min", "max", "min_length", "max_length",
-                                "pattern"})
+VALIDATION_REASONS = frozenset({"type", "range", "not_member", "min", "max", "min_length",
+                                "max_length", "pattern"})
 
 
 class SlotRule:
@@ -87,6 +87,9 @@ class SlotUpdate(msgspec.Struct, frozen=True):
     resolved: str | None = None  # "confirmed", "declined" or "expired"
 
 
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
     """(ok, normalized value, reason) for one value against one slot."""
     kind = rule.kind
@@ -94,6 +97,8 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         number = _as_number(value, kind == "integer")
         if number is None:
             return False, value, "type"
+        if type(number) is int and not INT64_MIN <= number <= INT64_MAX:
+            return False, value, "range"  # a session must stay storable (MessagePack: 64 bits)
         if rule.min is not None and number < rule.min:
             return False, value, "min"
         if rule.max is not None and number > rule.max:
