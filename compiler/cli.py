@@ -6,6 +6,7 @@ Exit status: 0 no errors (warnings allowed), 1 errors (or warnings under `--stri
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 
@@ -126,6 +127,7 @@ def schema_command() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: click's own errors exit 2; ours are one line, never a traceback."""
+    gc.disable()  # a short-lived process: the cycle collector would only rescan live objects
     try:
         cli.main(args=argv, prog_name="mgc", standalone_mode=False)
     except click.exceptions.Exit as done:

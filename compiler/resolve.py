@@ -71,6 +71,8 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     """Check references, definitions and conditions; build the `Model`."""
     check_slots(scenario, diags)
     check_intents(scenario, diags)
+    if scenario.graph is None:  # missing or not an object: reported by the schema pass
+        return Model(scenario, [], [])
     nodes = unique_nodes(scenario, diags)
     model = Model(scenario, nodes, [])
     env = condition_env(scenario, [n.node.id for n in nodes])
@@ -92,9 +94,9 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
 def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
     seen: dict[str, str] = {}
     nodes = []
-    for i, node in enumerate(scenario.graph.nodes):
+    for i, node in enumerate(scenario.graph.nodes or ()):
         path = join("/graph/nodes", i)
-        if not isinstance(node.id, str):
+        if node is None or not isinstance(node.id, str):
             continue
         if node.id in seen:
             diags.report("E101", f"duplicate node id '{node.id}'", join(path, "id"),
@@ -134,8 +136,10 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[s
             model.used_slots.add(name)
         else:  # the path is built only for a report
             report_undeclared_slot(name, join(path, "collect_slots", j), slots, diags)
-    check_params(node, path, diags)
-    check_placeholders(node, path, model, diags)
+    if node.params is not None:  # None: not an object, reported by the schema pass
+        check_params(node, path, diags)
+    if node.responses is not None and node.params is not None:
+        check_placeholders(node, path, model, diags)
     for j, raw in enumerate(node.next_nodes):
         transition = check_next_node(raw, join(path, "next_nodes", j), f"next_nodes[{j}]", ids, diags)
         if transition is None:
@@ -242,12 +246,14 @@ def check_params(node: NodeDef, path: str, diags: Diagnostics) -> None:
     problems = []
     if params.max_turns is not None and params.max_turns < 1:
         problems.append(("max_turns", f"max_turns must be at least 1, got {params.max_turns}"))
-    if params.min_turns < 1:
+    if params.min_turns is None:  # rejected by the schema pass
+        pass
+    elif params.min_turns < 1:
         problems.append(("min_turns", f"min_turns must be at least 1, got {params.min_turns}"))
     elif params.max_turns is not None and params.max_turns >= 1 and params.min_turns > params.max_turns:
         problems.append(("min_turns", f"min_turns ({params.min_turns}) is greater than "
                                       f"max_turns ({params.max_turns})"))
-    if params.max_fallback_retries < 0:
+    if params.max_fallback_retries is not None and params.max_fallback_retries < 0:
         problems.append(("max_fallback_retries", "max_fallback_retries must not be negative"))
     if params.timeout_ms is not None and params.timeout_ms < 1:
         problems.append(("timeout_ms", f"timeout_ms must be at least 1, got {params.timeout_ms}"))

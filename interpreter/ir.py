@@ -246,14 +246,13 @@ def check_indices(program: Program) -> None:
 def without_cycle_collection() -> Iterator[None]:
     """For building or loading a large program: both allocate many small acyclic objects, and
     Python's cycle collector would rescan them all again and again (40-60% of the time of a
-    10,000-node compile or load). The survivors are frozen on the way out: reference counting
-    still frees them, but later collections do not walk them all."""
+    10,000-node compile or load). Collection resumes afterwards (nothing is frozen: a host
+    process that compiles or loads many times must not keep its garbage)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was_enabled:
             gc.enable()
 

@@ -40,7 +40,8 @@ def peak_mb():  # VmHWM: ru_maxrss would include the parent's peak when it spawn
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 """
 CHILD = PEAK + r"""
-import json, sys, time
+import gc, json, sys, time
+gc.disable()  # as `mgc` does: a short-lived process
 from compiler.driver import check_file, write_ir
 path, out = sys.argv[1], sys.argv[2]
 start, cpu = time.perf_counter(), time.process_time()
