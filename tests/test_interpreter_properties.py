@@ -32,16 +32,18 @@ from interpreter.sessions import MemorySessionStore
 from interpreter.state import decode_state, decode_state_json, encode_state, encode_state_json
 from oracle import Oracle
 from strategies import valid_scenarios
-from test_differential import FIXED, compile_runtime, new_engine, scaled, turns_for
+from test_differential import FIXED, comparable, compile_runtime, new_engine, scaled, turns_for
 
 HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 END_REASONS = {"action_end", "terminal"}
 
 
 def scenarios(max_nodes: int = 10):
-    """Generated scenarios, and the shipped and hand-written ones of the differential test."""
+    """Generated scenarios, and the shipped and hand-written ones of the differential test;
+    skill timeouts of at least a second, so that two runs of one scenario can be compared
+    (a 1 ms timeout races the skill's worker thread)."""
     return st.one_of(valid_scenarios(1, max_nodes),
-                     st.sampled_from(sorted(FIXED)).map(lambda name: FIXED[name]))
+                     st.sampled_from(sorted(FIXED)).map(lambda name: FIXED[name])).map(comparable)
 
 
 def avoid_known_bugs(turns: list) -> bool:
@@ -69,8 +71,9 @@ def sessions(draw, max_nodes: int = 10, max_turns: int = 14):
     return scenario, runtime, turns, draw(st.sampled_from([None, True, False]))
 
 
-def play(runtime, turns: list, bot_first, engine: Engine | None = None) -> tuple[Engine, list]:
-    engine = engine or new_engine(runtime)
+def play(runtime, turns: list, bot_first) -> tuple[Engine, list]:
+    """A session through `turns` (up to its completion): the engine and every result."""
+    engine = new_engine(runtime)
     results = [engine.start("s", bot_first=bot_first)]
     for turn in turns:
         results.append(engine.turn("s", turn["user"], turn.get("nlu")))
