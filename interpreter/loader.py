@@ -85,14 +85,15 @@ class NodeTable:
 
 
 class Runtime:
-    """A loaded program and its precomputed tables; shared read-only by every session."""
+    """A loaded program and its precomputed tables; shared read-only by every session.
+    Its indices were checked once, by `ir.decode_ir` (a program built in-process comes from
+    the compiler)."""
 
     def __init__(self, program: ir.Program, ir_hash: str | None = None,
                  compiler_version: str = ""):
         self.program = program
         self.compiler_version = compiler_version
         self.ir_hash = ir_hash or hashlib.sha256(msgspec.msgpack.encode(program)).hexdigest()
-        ir.check_indices(program)
         self.slot_names: tuple[str, ...] = tuple(s.name for s in program.slots)
         self.slot_index = {name: i for i, name in enumerate(self.slot_names)}
         self.slot_rules: tuple[SlotRule, ...] = compile_slot_rules(program)
