@@ -1,4 +1,5 @@
 # Every target creates and uses the local virtual environment when needed.
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -42,8 +43,15 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 bench: $(BENCH_STAMP) build/senimate.ir
 	$(BIN)/python tests/benchmarks/bench.py $(BENCH_ARGS)
 
+# The long randomized run: every property with FUZZ_SCALE times its CI examples (about 25 min
+# on 2 cores at 20), the example database kept under build/hypothesis so a failure is replayed
+# first next time; every failure is printed (no -x) and the log kept in build/fuzz.log.
+FUZZ_SCALE ?= 20
+
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests -x
+	@mkdir -p build
+	HYPOTHESIS_PROFILE=long MAGO_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest tests \
+		-p no:cacheprovider -rfE --durations=15 2>&1 | tee build/fuzz.log; exit $${PIPESTATUS[0]}
 
 clean:
 	rm -rf $(VENV) build/*.ir build/*.json .pytest_cache .hypothesis

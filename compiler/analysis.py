@@ -7,9 +7,17 @@ Static edges come from `next_nodes[].target` and `default_next` only (self-loops
 `action: stay` and global transitions make no static edge. End nodes are the explicit
 `terminal: true` nodes plus those with static out-degree 0 (inferred). Reachability and the
 trap check (E301) add, from every node, an edge for each global transition whose condition
-is satisfiable there (self-targets excluded: the runtime skips them). A trap is reported once
-per closed group of nodes (a terminal strongly connected component of the trap nodes), at its
-first node in source order, since every node leading into it is stuck only because of it.
+is satisfiable there (self-targets excluded: the runtime skips them).
+
+The trap check (E301) follows routing more closely (`routing_graph`): at each node the rules
+are taken in tier order (globals, `next_nodes`, `default_next`, completion at an end node), and
+a rule whose condition always holds there cuts off every rule after it. So a terminal node
+whose stay always matches never completes, and a node where a global always fires first never
+takes its own transitions. An end node with a turn limit always can complete (tier 1). A trap
+is reported once per closed group of nodes (a terminal strongly connected component of the
+trap nodes), at its first node in source order, since every node leading into it is stuck
+only because of it. "Always holds" is proven (the negation is unsatisfiable), so a cut is
+never a guess: anything not modelled counts as possibly false.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
 from .condition_ast import Condition, leaves
 from .diagnostics import Diagnostics, join
 from .resolve import CheckedTransition, Model
+from .condition_ast import Not
 from .satisfiability import Domain, field_domains, satisfiable
 
 
@@ -49,7 +58,7 @@ def analyse(model: Model, diags: Diagnostics) -> Analysis:
         diags.report("E302", "the graph has no end node", "/graph/nodes",
                      hint="mark the closing node \"terminal\": true, or give a node no outgoing transition")
     else:
-        check_traps(model, full, end_kind, reachable, diags)
+        check_traps(model, end_kind, domains, diags)
     check_reachability(model, static_degree, full, reachable, diags)
     check_shadowed(model, diags)
     check_unconditional_cycles(model, diags)
@@ -142,25 +151,150 @@ def nodes_where_possible(condition: Condition | None, node_ids: list[str], end_k
     return [n for n in node_ids if satisfiable(condition, domains, node_assumptions(n, end_kind))]
 
 
-def check_traps(model: Model, full: nx.DiGraph, end_kind: dict, reachable: set,
-                diags: Diagnostics) -> None:
-    """E301: reachable nodes from which no end node can be reached."""
-    traps = reachable - backward_closure(full, end_kind)
+class _Verdicts:
+    """Whether a rule can match, or always matches, at a node; a verdict that does not depend
+    on the node is computed once per condition text."""
+
+    def __init__(self, domains: dict, end_kind: dict):
+        self.domains, self.end_kind = domains, end_kind
+        self.cache: dict = {}
+
+    def possible(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
+        return t.condition is None or self._judge(t, node_id, t.condition, first_turn)
+
+    def always(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
+        return t.condition is None or not self._judge(t, node_id, Not(t.condition), first_turn)
+
+    def _judge(self, t: CheckedTransition, node_id: str, condition: Condition, first_turn: bool) -> bool:
+        local = first_turn or depends_on_node(t.condition)
+        key = (t.key, condition is not t.condition, node_id if local else None, first_turn)
+        if key not in self.cache:
+            assume = node_assumptions(node_id, self.end_kind)
+            if first_turn:
+                assume["system.node_turns"] = 1
+            self.cache[key] = satisfiable(condition, self.domains, assume)
+        return self.cache[key]
+
+
+@dataclass
+class NodeRouting:
+    """What routing can do at one node: its targets, whether it can hold the user, whether
+    it reaches the last tier (completion at an end node), and the rule that cuts the rest."""
+
+    targets: list[str]
+    can_stay: bool
+    reaches_last_tier: bool
+    cut: str | None
+
+
+def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[nx.DiGraph, set, dict]:
+    """(edges routing can take, end nodes where a session can complete, node -> the rule that
+    always matches there and cuts off the rules after it)."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(model.node_ids)
+    completing, cut = set(), {}
+    verdicts = _Verdicts(domains, end_kind)
+    entry = model.scenario.graph.entry
+    for checked in model.nodes:
+        node_id = checked.node.id
+        routing = node_routing(checked, model, verdicts, end_kind)
+        if not routing.can_stay and node_id != entry and checked.node.params.max_fallback_retries == 0:
+            # Nothing holds the user here, so every turn routed here is the visit's first.
+            routing = node_routing(checked, model, verdicts, end_kind, first_turn=True)
+        graph.add_edges_from((node_id, target) for target in routing.targets)
+        if routing.cut is not None:
+            cut[node_id] = routing.cut
+        if node_id in end_kind and (routing.reaches_last_tier or turn_limit_ends(checked, routing.can_stay)):
+            completing.add(node_id)
+    return graph, completing, cut
+
+
+def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
+                 first_turn: bool = False) -> NodeRouting:
+    """The rules of one node in tier order: globals (self-targets skipped), the gates,
+    `next_nodes`, `default_next`; a rule that always matches ends the walk."""
+    node_id = checked.node.id
+    globals_here = [t for t in model.global_transitions if t.target != node_id]
+    rules = globals_here + checked.transitions
+    routing = NodeRouting([], False, True, None)
+    for i, t in enumerate(rules):
+        if i == len(globals_here):
+            routing.can_stay |= has_gate(checked, model)  # tier 4 comes after the globals
+        if not verdicts.possible(t, node_id, first_turn):
+            continue
+        if t.target is not None:
+            routing.targets.append(t.target)
+        routing.can_stay |= t.target is None
+        if verdicts.always(t, node_id, first_turn):
+            if i + 1 < len(rules) or node_id in end_kind:  # it cuts something off
+                routing.cut = t.label if t.target is not None else f"stay:{t.label}"
+            routing.reaches_last_tier = False
+            return routing
+    routing.can_stay |= not checked.transitions and has_gate(checked, model)
+    routing.can_stay |= node_id not in end_kind  # tier 8: no rule matched, the node holds
+    return routing
+
+
+def has_gate(checked, model: Model) -> bool:
+    """The node can hold the user at tier 4 until its turn limit: a required slot to collect,
+    or min_turns up to max_turns."""
+    slots, params = model.scenario.slots, checked.node.params
+    required = any(slots[name].policy == "required" for name in checked.node.collect_slots)
+    return required or (params.max_turns is not None and params.min_turns >= params.max_turns > 1)
+
+
+def turn_limit_ends(checked, can_stay: bool) -> bool:
+    """The turn limit can end the session at this end node (tier 1): the node has one, and
+    the user can be held there for `max_turns` turns (a move resets the count): at once when
+    it is 1, else by a stay or gate, or by silent turns within the fallback budget."""
+    params = checked.node.params
+    limit = params.max_turns
+    if limit is None or not params.turn_limit_enabled:
+        return False
+    return limit <= 1 or can_stay or params.max_fallback_retries >= limit - 1
+
+
+def check_traps(model: Model, end_kind: dict, domains: dict, diags: Diagnostics) -> None:
+    """E301: nodes routing can reach from which no session can complete."""
+    graph, completing, cut = routing_graph(model, end_kind, domains)
+    entry = model.scenario.graph.entry
+    reachable = (nx.descendants(graph, entry) | {entry}) if entry in graph else set()
+    traps = reachable - backward_closure(graph, completing)
     if not traps:
         return
     order = {n.node.id: n for n in model.nodes}
     position = {node_id: i for i, node_id in enumerate(model.node_ids)}
-    trapped = full.subgraph(traps)
-    condensed = nx.condensation(trapped)
+    condensed = nx.condensation(graph.subgraph(traps))
     for component in condensed.nodes:
         if condensed.out_degree(component):
             continue
         members = sorted(condensed.nodes[component]["members"], key=position.__getitem__)
-        first = order[members[0]]
-        others = f" (with {', '.join(repr(m) for m in members[1:])})" if len(members) > 1 else ""
-        diags.report("E301", f"node '{members[0]}'{others} cannot reach any end node: "
-                             "the conversation can never finish from here", first.pointer,
-                     hint="add a transition towards an end node, or mark a node \"terminal\": true")
+        report_trap(members, order, end_kind, cut, diags)
+
+
+def report_trap(members: list[str], order: dict, end_kind: dict, cut: dict,
+                diags: Diagnostics) -> None:
+    ends = [m for m in members if m in end_kind]
+    first = ends[0] if ends else members[0]
+    others = [m for m in members if m != first]
+    if ends:
+        stuck = f"; the conversation is stuck in {', '.join(repr(m) for m in others)} too" if others else ""
+        limit = "its turn limit is never reached" if order[first].node.params.max_turns \
+            else "the node has no turn limit"
+        message = (f"end node '{first}' can never complete: {cut[first]} always matches there "
+                   f"first, and {limit}{stuck}")
+        hint = f"make {cut[first]} conditional (it always matches), or set params.max_turns on '{first}'"
+    else:
+        with_others = f" (with {', '.join(repr(m) for m in others)})" if others else ""
+        message = (f"node '{first}'{with_others} cannot reach any end node: "
+                   "the conversation can never finish from here")
+        hint = "add a transition towards an end node, or mark a node \"terminal\": true"
+        blocked = [m for m in members if m in cut]
+        if blocked:
+            m = blocked[0]
+            hint = (f"{cut[m]} always matches at '{m}', so the rules after it never fire; "
+                    "make it conditional, or " + hint)
+    diags.report("E301", message, order[first].pointer, hint=hint)
 
 
 def backward_closure(graph: nx.DiGraph, targets) -> set:

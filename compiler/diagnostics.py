@@ -83,6 +83,9 @@ class Diagnostics:
     """Collector: passes `report`; the driver locates, sorts and counts."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    # Pointers whose value the schema pass rejected or found missing: the problem is reported
+    # there once, and later passes do not judge what depends on it (SPEC 3: one report each).
+    rejected: set[str] = field(default_factory=set)
 
     def report(
         self,
@@ -95,13 +98,13 @@ class Diagnostics:
     ) -> None:
         if code not in CATALOGUE:
             raise KeyError(f"unknown diagnostic code {code}")
-        self.items.append(Diagnostic(code, message, path, hint, string_offset=string_offset,
-                                     at_key=at_key))
+        self.items.append(Diagnostic(code, printable(message), path, printable(hint),
+                                     string_offset=string_offset, at_key=at_key))
 
     def report_at(self, code: str, message: str, line: int, column: int,
                   hint: str | None = None) -> None:
         """A problem with no JSON pointer, only a place in the text (E001)."""
-        self.items.append(Diagnostic(code, message, "", hint, line, column))
+        self.items.append(Diagnostic(code, printable(message), "", printable(hint), line, column))
 
     def extend(self, items: Iterable[Diagnostic]) -> None:
         self.items.extend(items)
@@ -122,6 +125,14 @@ class Diagnostics:
             return (d.line or 0, d.column or 0, d.code, d.path)
 
         return sorted(self.items, key=key)
+
+
+def printable(text: str | None) -> str | None:
+    """`text` on one printable line: names quoted from the scenario may hold a newline or a
+    terminal escape; those characters are written as Python escapes (`\\n`, `\\x1b`)."""
+    if text is None or text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def closest(name: str, candidates: Iterable[str]) -> str | None:

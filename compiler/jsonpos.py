@@ -55,6 +55,11 @@ class JSONSyntaxError(Exception):
         self.column = column
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of `text` as positions count them: `\r\n`, `\r` and `\n` each end a line."""
+    return _NEWLINE.split(text)
+
+
 class _Lines:
     """Offset -> (line, column), with line starts found once by `re` and searched by bisect."""
 

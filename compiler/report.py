@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, printable
+from .jsonpos import source_lines
 
 WINDOW = 100  # characters of a long source line shown around the column
 
@@ -24,7 +25,7 @@ def render_json(results) -> str:
 
 
 def render_human(path: str, text: str, diagnostics: list[Diagnostic]) -> str:
-    lines = text.splitlines() if text else []
+    lines = source_lines(text) if text else []
     out = [render_one(path, lines, d) for d in diagnostics]
     return "\n".join(out)
 
@@ -35,7 +36,7 @@ def render_one(path: str, lines: list[str], d: Diagnostic) -> str:
     if d.line and 1 <= d.line <= len(lines):
         parts += source_excerpt(lines[d.line - 1], d.line, d.column or 1)
     if d.path:
-        parts.append(f"  at {d.path}")
+        parts.append(f"  at {printable(d.path)}")
     if d.hint:
         parts.append(f"  hint: {d.hint}")
     return "\n".join(parts)
@@ -46,7 +47,7 @@ def source_excerpt(line: str, number: int, column: int) -> list[str]:
     start = 0
     if len(line) > WINDOW:
         start = max(0, min(column - 1 - WINDOW // 2, len(line) - WINDOW))
-    shown = line[start:start + WINDOW].replace("\t", " ")
+    shown = "".join(ch if ch.isprintable() else " " for ch in line[start:start + WINDOW])
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + WINDOW < len(line) else ""
     gutter = f"{number:>5} | "

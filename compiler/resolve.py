@@ -21,7 +21,7 @@ from interpreter.ir import ACTS
 from .condition_ast import Condition, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, did_you_mean, join
-from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
+from .schema import ABSENT, INT_MAX, INT_MIN, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
@@ -110,7 +110,7 @@ def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
 def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
     slots = {}
     for name, slot in scenario.slots.items():
-        values = tuple(slot.values) if isinstance(slot.values, list) else ()
+        values = tuple(slot.values) if isinstance(slot.values, list) else (None if slot.values is None else ())
         slots[name] = SlotType(slot.value_type, values)
     return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots)
 
@@ -160,6 +160,8 @@ def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostic
         diags.report("E013", "target '__stay__' was removed in scenario v2", join(path, "target"),
                      hint='use {"action": "stay"} instead of a target')
         return None
+    if join(path, "target") in diags.rejected or join(path, "action") in diags.rejected:
+        return None  # reported by the schema pass
     if (raw.target is None) == (raw.action is None):
         both = "both" if raw.target is not None else "neither"
         diags.report("E104", f"transition has {both} of 'target' and 'action'", path,
@@ -188,7 +190,7 @@ def resolve_target(name, path: str, ids: set[str], diags: Diagnostics) -> str | 
 def attach_condition(transition: CheckedTransition, raw, path: str, model: Model,
                      env: ConditionEnv, diags: Diagnostics) -> None:
     """Lower and check `raw`; record usage; mark the transition when the condition failed."""
-    if raw is ABSENT:
+    if raw is ABSENT or path in diags.rejected:  # none, or missing (reported by the schema pass)
         return
     before = diags.errors
     lowered = lower_condition(raw, path, diags)
@@ -257,24 +259,29 @@ def check_params(node: NodeDef, path: str, diags: Diagnostics) -> None:
         problems.append(("max_fallback_retries", "max_fallback_retries must not be negative"))
     if params.timeout_ms is not None and params.timeout_ms < 1:
         problems.append(("timeout_ms", f"timeout_ms must be at least 1, got {params.timeout_ms}"))
-    if _depth(params.skill_args) > MAX_ARGS_DEPTH:
-        problems.append(("skill_args", f"skill_args nested deeper than {MAX_ARGS_DEPTH} levels"))
+    if params.skill_args:
+        problems += skill_args_problems(params.skill_args)
     for key in ("skill_args", "fallback", "timeout_ms"):
         if params.skill is None and getattr(params, key) not in (None, {}):
             problems.append((key, f"params.{key} has no effect without params.skill"))
     for key, message in problems:
-        diags.report("E107", message, join(ppath, key), hint="fix the value in params")
+        diags.report("E107", message, f"{ppath}/{key}", hint="fix the value in params")
 
 
-def _depth(value) -> int:
-    """Nesting depth of a JSON value, without recursion."""
-    deepest, stack = 0, [(value, 1)]
+def skill_args_problems(args: dict) -> list[tuple[str, str]]:
+    """(pointer below params, message) for skill arguments nested too deeply or holding an
+    integer the IR cannot store (64 bits); one walk, without recursion, first problem only."""
+    stack = [(args, "skill_args", 1)]
     while stack:
-        item, depth = stack.pop()
+        item, where, depth = stack.pop()
         if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+            if depth > MAX_ARGS_DEPTH:
+                return [("skill_args", f"skill_args nested deeper than {MAX_ARGS_DEPTH} levels")]
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((child, join(where, key), depth + 1) for key, child in reversed(list(pairs)))
+        elif isinstance(item, int) and not isinstance(item, bool) and not INT_MIN <= item <= INT_MAX:
+            return [(where, f"integer {item} does not fit in 64 bits ({INT_MIN} to {INT_MAX})")]
+    return []
 
 
 def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
@@ -295,9 +302,12 @@ def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
 
 
 def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
-    """(field, message) for every E106 problem of one slot definition."""
+    """(field, message) for every E106 problem of one slot definition. A definition whose
+    type or members the schema pass rejected (None) is not judged again."""
     problems: list[tuple[str, str]] = []
     kind = slot.value_type
+    if kind is None or slot.values is None:
+        return problems
     values = slot.values if isinstance(slot.values, list) else None
     if kind == "enum":
         if not values:

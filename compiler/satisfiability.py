@@ -236,7 +236,7 @@ def field_domains(slot_types: dict[str, Any], intents, nodes, acts, skill_status
     domains = {
         "nlu.intent": Domain(members=frozenset(intents) | {None}),
         "nlu.dialogue_act": Domain(members=frozenset(acts)),
-        "nlu.confidence": Domain(numeric=True, nullable=False),
+        "nlu.confidence": Domain(numeric=True, low=0.0, high=1.0, nullable=False),  # NLU results are clamped
         "system.current_node": Domain(members=frozenset(nodes)),
         "system.previous_node": Domain(members=frozenset(nodes) | {None}),
         "skill.status": Domain(members=frozenset(skill_statuses)),

@@ -26,6 +26,9 @@ from .diagnostics import Diagnostics, closest, join
 
 NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
+# The IR stores integers in 64 bits; a larger one is an E012 here, not a crash at emission.
+INT_MIN, INT_MAX = -2**63, 2**63 - 1
+Int = Annotated[int, Meta(ge=INT_MIN, le=INT_MAX)]
 Absent = msgspec.UnsetType
 ABSENT = msgspec.UNSET
 
@@ -59,10 +62,10 @@ class SlotDef(_Schema, kw_only=True):
     synonyms: dict[str, list[str]] = {}
     description: str = ""
     question: str | None = None
-    min: int | float | None = None
-    max: int | float | None = None
-    min_length: int | None = None
-    max_length: int | None = None
+    min: Int | float | None = None
+    max: Int | float | None = None
+    min_length: Int | None = None
+    max_length: Int | None = None
     pattern: str | None = None
     on_conflict: Literal["overwrite", "keep", "confirm"] = "overwrite"
 
@@ -76,14 +79,14 @@ class Responses(_Schema, kw_only=True):
 
 
 class Params(_Schema, kw_only=True):
-    max_turns: int | None = None
-    min_turns: int = 1
-    max_fallback_retries: int = 2
+    max_turns: Int | None = None
+    min_turns: Int = 1
+    max_fallback_retries: Int = 2
     turn_limit_enabled: bool = True
     skill: str | None = None
     skill_args: dict[str, Any] = {}
     fallback: str | None = None
-    timeout_ms: int | None = None
+    timeout_ms: Int | None = None
 
 
 class TransitionDef(_Schema, kw_only=True):
@@ -179,6 +182,7 @@ def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -
     """`raw` converted to `struct_type`, reporting every problem; never raises."""
     if not isinstance(raw, dict):
         diags.report("E012", f"expected an object, got {_json_kind(raw)}", path)
+        diags.rejected.add(path)
         return None
     fields = {f.encode_name: f for f in msgspec.structs.fields(struct_type)}
     values: dict[str, Any] = {}
@@ -193,6 +197,7 @@ def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -
             if name not in meant:
                 diags.report("E011", f"missing required field '{name}'", path,
                              hint=f"add \"{name}\" to this object")
+            diags.rejected.add(join(path, name))
             values[info.name] = None
     return struct_type(**values)
 
@@ -222,8 +227,13 @@ def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> 
         items = [_convert_value(v, struct_arg, join(path, i), diags) for i, v in enumerate(raw)]
         return [item for item in items if item is not None]
     if _is_struct(struct_arg) and origin is dict and isinstance(raw, dict):
+        # A definition that is not an object still declares its name (a placeholder with no
+        # type), so that references to it are not reported again as undeclared.
         items = {k: _convert_value(v, struct_arg, join(path, k), diags) for k, v in raw.items()}
-        return {k: v for k, v in items.items() if v is not None}
+        return {k: _placeholder(struct_arg) if v is None else v for k, v in items.items()}
+    if origin is dict and isinstance(raw, dict) and args and args[-1] is not Any:
+        # Entry by entry, so that a bad value is reported at its key (msgspec says `$[...]`).
+        return {k: _convert_value(v, args[-1], join(path, k), diags) for k, v in raw.items()}
     if base is Any:
         return raw
     try:
@@ -231,17 +241,27 @@ def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> 
     except msgspec.ValidationError as error:
         message, suffix = _split_msgspec_error(str(error))
         diags.report("E012", message, path + suffix, hint=_type_hint(base, raw))
+        diags.rejected.add(path)
         # A rejected string (a node id that is not an identifier) stays as written, so that
         # references to it resolve and are not reported a second time.
         return raw if isinstance(raw, str) and base is str else _neutral(base)
     except RecursionError:
         diags.report("E012", "value nested too deeply", path)
+        diags.rejected.add(path)
         return _neutral(base)
+
+
+def _placeholder(struct_type: type) -> Any:
+    """An instance of `struct_type` whose required fields are None: declared, type unknown."""
+    required = {f.name: None for f in msgspec.structs.fields(struct_type) if f.required}
+    return struct_type(**required)
 
 
 def _type_hint(base: Any, raw: Any) -> str | None:
     """What to write instead, for the common E012 mistakes."""
     args = typing.get_args(base)
+    if isinstance(raw, int) and not isinstance(raw, bool) and not INT_MIN <= raw <= INT_MAX:
+        return f"use a whole number between {INT_MIN} and {INT_MAX}"
     if base is str and isinstance(raw, str):  # only node ids have a pattern
         return "a node id starts with a letter or '_' and uses only letters, digits and '_'"
     if base is bool:

@@ -27,9 +27,13 @@ from dataclasses import dataclass
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, did_you_mean, join
+from compiler.schema import INT_MAX, INT_MIN
 from interpreter.ir import ACTS, FIELD_INDEX, FIXED_FIELDS, OPERATORS, SKILL_STATUSES
 
 VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
+# The kind of a slot whose definition the schema pass rejected: any operator and value pass,
+# since the one problem is already reported there.
+UNKNOWN = "unknown"
 ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
 LIST_OPERATORS = frozenset({"in", "not_in"})
 NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})
@@ -58,6 +62,7 @@ MSG = {
     "not_nullable": "'{field}' is never null",
     "list_required": "'{operator}' needs a list of values, got {got}",
     "empty_list": "'{operator}' needs at least one value",
+    "out_of_range": "{value} does not fit in 64 bits, which is how '{field}' values are stored",
     "not_member": {
         "intents": "'{value}' is not a declared intent",
         "acts": "'{value}' is not a dialogue act",
@@ -79,6 +84,7 @@ HINT = {
     "members": "{what}: {members}",
     "declare_intent": 'declare it under "intents"',
     "bare_field": "a field on its own means '== true'; compare it with a value",
+    "range": f"use a whole number between {INT_MIN} and {INT_MAX}",
 }
 EXPECTED_WORDS = {
     "string": "a string", "email": "a string", "integer": "an integer", "number": "a number",
@@ -94,8 +100,8 @@ DOMAIN_WORDS = {
 class SlotType:
     """A declared slot as conditions see it: value type, and members when it is an enum."""
 
-    value_type: str  # one of VALUE_TYPES
-    values: tuple[str, ...] = ()
+    value_type: str | None  # one of VALUE_TYPES; None when the definition was rejected
+    values: tuple[str, ...] | None = ()  # None: an enum whose members were rejected
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,8 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
         return FieldType(kind, _domain_members(domain, env), nullable, domain)
     if name.startswith("slots.") and name[len("slots."):] in env.slots:
         slot = env.slots[name[len("slots."):]]
+        if slot.value_type is None or slot.values is None:
+            return FieldType(UNKNOWN, (), True, None)
         if slot.value_type == "enum":
             return FieldType("enum", tuple(slot.values), True, "slot_values")
         return FieldType(slot.value_type, (), True, None)  # an unfilled slot reads as null
@@ -240,6 +248,8 @@ def _check_operator(leaf: Leaf, ftype: FieldType) -> None:
         alias = OPERATOR_ALIASES.get(operator) if isinstance(operator, str) else None
         hint = f"did you mean '{alias}'?" if alias else did_you_mean(operator, OPERATORS)
         raise _Problem("E202", MSG["unknown_operator"].format(operator=operator), hint or HINT["operators"])
+    if ftype.kind == UNKNOWN:
+        return
     if operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS:
         hint = HINT["ordering"]
     elif operator == "contains" and ftype.kind not in TEXT_KINDS:
@@ -294,7 +304,7 @@ def _check_number(leaf: Leaf, ftype: FieldType, value):
         raise _wrong_type(leaf, "a number", value)
     if ftype.kind == "integer":
         return _as_integer(leaf, value)
-    return value
+    return _storable(leaf, value)
 
 
 def _check_member(leaf: Leaf, ftype: FieldType, value):
@@ -306,12 +316,14 @@ def _check_member(leaf: Leaf, ftype: FieldType, value):
             return None
         raise _Problem("E204", MSG["not_nullable"].format(field=leaf.field))
     kind = ftype.kind
+    if kind == UNKNOWN:
+        return value
     if kind in TEXT_KINDS and isinstance(value, str):
         return value
     if kind == "integer" and _is_number(value):
         return _as_integer(leaf, value)
     if kind == "number" and _is_number(value):
-        return value
+        return _storable(leaf, value)
     if kind == "boolean" and isinstance(value, bool):
         return value
     if kind == "enum" and isinstance(value, str):
@@ -337,7 +349,14 @@ def _as_integer(leaf: Leaf, value: int | float) -> int:
     if isinstance(value, float):
         if not value.is_integer():
             raise _Problem("E204", MSG["not_integer"].format(field=leaf.field, value=_show(value)))
-        return int(value)
+        value = int(value)
+    return _storable(leaf, value)
+
+
+def _storable(leaf: Leaf, value: int | float) -> int | float:
+    """`value`, when the IR can store it: an integer beyond 64 bits is an E204."""
+    if isinstance(value, int) and not INT_MIN <= value <= INT_MAX:
+        raise _Problem("E204", MSG["out_of_range"].format(value=value, field=leaf.field), HINT["range"])
     return value
 
 

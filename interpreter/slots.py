@@ -110,12 +110,21 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return True, value.strip().lower() == "true", ""
         return False, value, "type"
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not (value.isascii() or _storable(value)):
         return False, value, "type"
     if kind == "enum":
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")
     return _check_text(rule, value.strip())
+
+
+def _storable(text: str) -> bool:
+    """False for text with a lone surrogate: it has no UTF-8 form, so a session cannot hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_text(rule: SlotRule, text: str) -> tuple[bool, Any, str]:

@@ -1,8 +1,10 @@
 """Shared test helpers: hypothesis profiles, the repository root, `mgc` as a separate process.
 
 Profiles: `ci` (the default, used by `make test`) is derandomized, so every CI run checks the
-same examples; `long` (`make fuzz`) is randomized with many more examples and keeps its
-example database under build/, so a failure found once is replayed first next time.
+same examples; `long` (`make fuzz`) is randomized with `MAGO_FUZZ_SCALE` (default 20) times
+as many examples for every property, and keeps its example database under build/, so a
+failure found once is replayed first next time. Properties set their count with `examples(n)`:
+n in `ci`, n x scale in `long`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 ROOT = Path(__file__).resolve().parent.parent
 
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+SCALE = int(os.environ.get("MAGO_FUZZ_SCALE", "20")) if PROFILE == "long" else 1
 settings.register_profile("ci", derandomize=True, deadline=None, database=None)
 settings.register_profile(
-    "long", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    "long", max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow],
     database=DirectoryBasedExampleDatabase(str(ROOT / "build" / "hypothesis")))
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(PROFILE)
+
+
+def examples(n: int) -> int:
+    """The example count of a property: `n` in the ci profile, scaled in `long`."""
+    return n * SCALE
 
 
 def run_mgc(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -209,8 +209,8 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return True, value.strip().lower() == "true"
         return False, value
-    if not isinstance(value, str):
-        return False, value
+    if not isinstance(value, str) or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        return False, value  # IMPL: a lone surrogate has no UTF-8 form; a session cannot store it
     if kind == "enum":
         members = slot.get("values", [])
         if value in members:

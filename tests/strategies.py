@@ -652,8 +652,8 @@ def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals
                 last[k] = _Row(choice)
             if choice in pending:
                 pending.remove(choice)
-        elif _one_in(draw, 5):
-            last[k] = _Row(None)  # an unconditional stay, last
+        elif not (inferred or terminal[k]) and _one_in(draw, 5):
+            last[k] = _Row(None)  # an unconditional stay, last (at an end node: it never completes)
         targets: list[int | None] = list(pending)
         if not inferred and richness:
             targets += [_int(draw, 0, n - 1) for _ in range(_int(draw, 0, richness - 1))]  # back, self, cross
@@ -1647,12 +1647,16 @@ def _satisfiable_at(draw, doc: dict, node_id: str):
     return _render_condition(draw, _condition_tree(draw, _ctx_of(doc), node_id, max_leaves=2))
 
 
-def _enter_from(draw, doc: dict, target: str) -> int:
-    """Give an existing node a conditional transition (first) to the new node `target`; an
-    inferred end node chosen for it is marked terminal, so that it stays an end node."""
+def _enter_from(draw, doc: dict, target: str, from_entry: bool = False) -> int:
+    """Give an existing node (the entry, if `from_entry`) a conditional transition (first) to
+    the new node `target`; an inferred end node chosen for it is marked terminal, so that it
+    stays an end node."""
     nodes = _nodes(doc)
     ends = facts_of(doc).end_nodes
-    i = draw(st.integers(0, len(nodes) - 1))
+    if from_entry:
+        i = next(k for k, n in enumerate(nodes) if n["id"] == doc["graph"]["entry"])
+    else:
+        i = draw(st.integers(0, len(nodes) - 1))
     node = nodes[i]
     condition = draw(_satisfiable_at(doc, node["id"]))
     if ends.get(node["id"]) == "inferred":
@@ -1663,12 +1667,13 @@ def _enter_from(draw, doc: dict, target: str) -> int:
 
 def _fam_E301(draw, doc):
     """A trap: one node with a conditional self-target, or two nodes looping through
-    conditional edges, entered from an existing node (the base has no global transitions)."""
+    conditional edges, entered from the entry (the base has no global transitions; another
+    node might be one routing never reaches, since its way in needs a later turn)."""
     nodes = _nodes(doc)
     ids = [n["id"] for n in nodes]
     a = _new_name(draw, ids, node_ids)
     b = _new_name(draw, ids + [a], node_ids)
-    entry_from = _enter_from(draw, doc, a)
+    _enter_from(draw, doc, a, from_entry=True)
     if draw(st.booleans()):
         trap = [{"id": a, "description": "trap",
                  "next_nodes": [{"target": a, "condition": "system.node_turns > 1"}]}]
@@ -1714,21 +1719,43 @@ def _fam_W402(draw, doc):
 
 
 def _fam_W403(draw, doc):
-    """An unconditional stay inserted before a later row (or before a new conditional
-    stay): every later row is shadowed; the first of them is the expected pointer."""
+    """An unconditional row inserted before a later row (or before a new conditional stay):
+    every later row is shadowed; the first of them is the expected pointer. So that the
+    defect makes no trap (E301) as well, the row goes to an end node with no rules (it
+    completes), else to one of the node's ways on it shadows; else it stays, and an end node
+    gets a turn limit of 1 so that it still completes."""
     nodes = _nodes(doc)
     i = draw(st.integers(0, len(nodes) - 1))
     node = nodes[i]
+    finals = [n["id"] for n in nodes if n is not node and not n.get("next_nodes") and "default_next" not in n]
     entries = node.setdefault("next_nodes", [])
     first_unconditional = next((j for j, e in enumerate(entries) if "condition" not in e), len(entries))
     j = draw(st.integers(0, first_unconditional))
-    entries.insert(j, {"action": "stay"})
+    by_id = {n["id"]: n for n in nodes}
+    ways_on = [t for t in [e["target"] for e in entries[j:] if "target" in e] + [node.get("default_next")]
+               if t is not None and t != node["id"] and not _moves_on_unconditionally(by_id[t])]  # no W406
+    if finals or ways_on:
+        entries.insert(j, {"target": draw(st.sampled_from(finals or ways_on))})
+    else:
+        entries.insert(j, {"action": "stay"})
+        if not any("target" in e for e in entries) or node.get("terminal"):  # an end node
+            params = node.setdefault("params", {})
+            params.pop("min_turns", None)
+            params.update(max_turns=1, turn_limit_enabled=True)
     if j + 1 < len(entries):
         return doc, ("graph", "nodes", i, "next_nodes", j + 1)
     if "default_next" in node:
         return doc, ("graph", "nodes", i, "default_next")
     entries.append({"action": "stay", "condition": "system.node_turns > 1"})
     return doc, ("graph", "nodes", i, "next_nodes", j + 1)
+
+
+def _moves_on_unconditionally(node: dict) -> bool:
+    """The node's first rule is an unconditional move (a W406 cycle could go through it)."""
+    rows = node.get("next_nodes", [])
+    if rows:
+        return "target" in rows[0] and "condition" not in rows[0]
+    return "default_next" in node
 
 
 _CONTRADICTIONS = [
@@ -1786,18 +1813,21 @@ def _fam_W405(draw, doc):
 
 
 def _fam_W406(draw, doc):
-    """A cycle of unconditional transitions through new nodes (one ends the conversation, so
-    it is no trap), entered from an existing node through a conditional transition."""
+    """A cycle of unconditional transitions through new nodes, entered from an existing node
+    through a conditional transition; one is an end node with a turn limit of 1, so it ends
+    the conversation (tier 1) and the cycle is no trap (`terminal` alone would not do:
+    `default_next` comes before completion)."""
     nodes = _nodes(doc)
     ids = [n["id"] for n in nodes]
     a = _new_name(draw, ids, node_ids)
     b = _new_name(draw, ids + [a], node_ids)
-    entry_from = _enter_from(draw, doc, a)
+    _enter_from(draw, doc, a)
     if draw(st.booleans()):
-        new = [{"id": a, "description": "loop", "terminal": True, "default_next": a}]
+        new = [{"id": a, "description": "loop", "terminal": True, "params": {"max_turns": 1}, "default_next": a}]
     else:
         new = [{"id": a, "description": "loop a", "default_next": b},
-               {"id": b, "description": "loop b", "terminal": True, "default_next": a}]
+               {"id": b, "description": "loop b", "terminal": True, "params": {"max_turns": 1},
+                "default_next": a}]
     for node in new:
         draw(_insert_node(doc, node))
     positions = {n["id"]: i for i, n in enumerate(_nodes(doc))}
@@ -1817,19 +1847,21 @@ MUTATION_CODES: tuple[str, ...] = tuple(sorted(_FAMILIES))
 
 
 @st.composite
-def _mutation(draw, code: str, max_nodes: int):
-    base = draw(_scenarios(1, max_nodes, allow_globals=code != "E301"))
+def _mutation(draw, code: str, max_nodes: int, base_ok=None):
+    bases = _scenarios(1, max_nodes, allow_globals=code != "E301")
+    base = draw(bases if base_ok is None else bases.filter(base_ok))
     doc, where = _FAMILIES[code](draw, _copy(base))
     return doc, code, where if isinstance(where, str) else pointer(*where)
 
 
-def mutations(code: str | None = None, max_nodes: int = 12):
-    """`(document, code, pointer)` for one family (`code`) or any (module docstring)."""
+def mutations(code: str | None = None, max_nodes: int = 12, base_ok=None):
+    """`(document, code, pointer)` for one family (`code`) or any (module docstring);
+    `base_ok(scenario)`, when given, filters the valid scenario the defect goes into."""
     if code is not None:
         if code not in _FAMILIES:
             raise ValueError(f"no mutation family for {code}")
-        return _mutation(code, max_nodes)
-    return st.sampled_from(MUTATION_CODES).flatmap(lambda c: _mutation(c, max_nodes))
+        return _mutation(code, max_nodes, base_ok)
+    return st.sampled_from(MUTATION_CODES).flatmap(lambda c: _mutation(c, max_nodes, base_ok))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1944,7 +1976,8 @@ def _slot_value(draw, definition: dict | None):
         return draw(small_json)
     kind = definition.get("value_type")
     if _one_in(draw, 2):
-        return _choose(draw, (None, "", "12", 12, 1.5, True, [1], {"a": 1}, "x" * 300, -10**9, "a@b.c"))
+        return _choose(draw, (None, "", "12", 12, 1.5, True, [1], {"a": 1}, "x" * 300, -10**9, "a@b.c",
+                              "a\udc00"))  # a lone surrogate: no UTF-8 form, dropped
     if kind == "enum":
         values = definition.get("values") or ["x"]
         member = _choose(draw, values)

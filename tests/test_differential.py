@@ -31,6 +31,7 @@ from interpreter.engine import Engine
 from interpreter.ir import decode_ir
 from interpreter.loader import Runtime
 from interpreter.skills import SkillRegistry
+from conftest import examples
 from oracle import Oracle
 from strategies import turn_sequences, valid_scenarios
 
@@ -40,8 +41,8 @@ SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
 
 
 def scaled(n: int) -> int:
-    """`n` examples in the `ci` profile (100 by default); proportionally more in `long`."""
-    return max(1, n * settings.default.max_examples // 100)
+    """`n` examples in the `ci` profile; scaled in `long` (`conftest.examples`)."""
+    return examples(n)
 
 
 # --- harness -----------------------------------------------------------------------------------

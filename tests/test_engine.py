@@ -12,6 +12,7 @@ from interpreter.routing import route_turn
 from interpreter.state import DialogueState
 
 from irkit import SILENT, ProgramBuilder, eq, nlu, senimate_like
+from conftest import examples
 
 JSON_FIELDS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots",
                "nlu"]
@@ -256,7 +257,7 @@ def test_turn_result_is_a_struct():
 # --- the fallback policy as a property --------------------------------------------------------------
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(0, 3), st.lists(st.sampled_from(["silence", "null", "inform"]), max_size=30))
 def test_fallback_never_holds_a_node_longer_than_its_budget(budget, acts):
     b = ProgramBuilder()

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.jsonpos import JSONSyntaxError, decode_with_positions, locate_many
+from conftest import examples
 
 DOC = (
     "{\n"
@@ -288,7 +289,7 @@ def _offset(text: str, position: tuple[int, int]) -> int:
     return sum(len(s) + 1 for s in lines[: line - 1]) + column - 1
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(json_values, renderings)
 def test_positions_reread_the_same_values(value, rendering):
     ensure_ascii, indent = rendering
@@ -308,7 +309,7 @@ def test_positions_reread_the_same_values(value, rendering):
             assert scanstring(text, _offset(text, key_at) + 1)[0] == key
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(json_text, st.booleans())
 def test_string_char_spans_each_decoded_character(string, ensure_ascii):
     text = json.dumps({"k": [string]}, ensure_ascii=ensure_ascii)
@@ -327,7 +328,7 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(json_values, st.data())
 def test_one_character_edits_agree_with_json_loads(value, data):
     indent = data.draw(st.sampled_from([None, 1]))

@@ -12,6 +12,7 @@ from interpreter import ir
 from interpreter.loader import Runtime, compile_condition, condition_fields, load_program
 
 from irkit import ProgramBuilder, senimate_like
+from conftest import examples
 
 N = ir.SLOT_FIELD_BASE + 2  # field count with two slots
 SLOT_A, SLOT_B = ir.SLOT_FIELD_BASE, ir.SLOT_FIELD_BASE + 1
@@ -92,7 +93,7 @@ def test_malformed_condition_and_bad_index_are_ir_errors(tmp_path):
 VALID_IR = ir.encode_ir(senimate_like().build(), "test", "0" * 64)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(VALID_IR) - 1), st.integers(0, 255)),
                 min_size=1, max_size=4), st.integers(6, len(VALID_IR)))
 def test_damaged_files_never_raise_anything_but_ir_error(tmp_path_factory, flips, cut):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or
 from compiler.satisfiability import Domain, satisfiable
+from conftest import examples
 
 ACTS = ("affirm", "deny", "silence", "null")
 DOMAINS = {
@@ -99,7 +100,7 @@ CONDITIONS = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(CONDITIONS)
 def test_a_condition_called_impossible_is_never_true(condition):
     if not satisfiable(condition, DOMAINS):

@@ -13,6 +13,7 @@ from interpreter.state import (HISTORY_LIMIT, DialogueState, HistoryEntry, Pendi
                                decode_state, decode_state_json, encode_state, encode_state_json)
 
 from irkit import SILENT, nlu, senimate_like
+from conftest import examples
 
 RUNTIME = senimate_like().runtime()
 
@@ -103,7 +104,7 @@ INPUTS = st.one_of(
                   "daily_life": st.sampled_from(["산책", ""])})))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(INPUTS, min_size=1, max_size=25))
 def test_serializing_between_turns_does_not_change_behaviour(inputs):
     plain = DialogueState("s", RUNTIME.ir_hash, "greeting", node_turns=1, session_turns=1)
