@@ -6,12 +6,13 @@ level (see `console`), or one JSON line per turn (`--json`); transcript reports.
 After: exit 0 when the input ran (the conversation completed or the input ended); 2 for
 usage and input problems (unreadable or foreign IR, unknown `--node`, a malformed,
 binary or over-long line, a turn after completion); `mgi test` exits 1 when an expectation
-failed. Every failure is one line on stderr, never a traceback.
+failed, `mgi fuzz` (see `fuzz`) when a property was violated. Every failure is one line on
+stderr, never a traceback.
 
 Start-up is kept short on purpose (`tests/benchmarks/startup_bench.py`): importing this
 module loads only argparse; the engine is imported when a command runs, and the rules NLU
 (which compiles its tables) is built on the first user turn, after the opening is printed.
-This module never imports `compiler`, lark or networkx.
+Only `mgi fuzz` imports hypothesis. This module never imports `compiler`, lark or networkx.
 """
 
 from __future__ import annotations
@@ -58,8 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="whether the bot opens (default: the scenario's graph.bot_first)")
     run.add_argument("--node", dest="focus", metavar="NODE_ID",
                      help="focus mode: start at NODE_ID and stay; show where routing would go")
-    run.add_argument("--nlu", dest="nlu_name", choices=("rules", "scripted"), default="rules",
-                     help="scripted: each --json line carries its NLU result (default: rules)")
+    run.add_argument("--nlu", dest="nlu_name", choices=("rules", "scripted", "llm"),
+                     default="rules", help="scripted: each --json line carries its NLU result; "
+                                           "llm: a chat-completions server (default: rules)")
+    run.add_argument("--nlg", dest="nlg_name", choices=("template", "llm"), default="template",
+                     help="llm: a chat-completions server words the replies (default: template)")
+    run.add_argument("--llm-url", metavar="URL",
+                     help="chat-completions base URL, e.g. http://localhost:11434/v1 "
+                          "(default: $MAGO_LLM_URL)")
+    run.add_argument("--llm-model", metavar="NAME", help="model name (default: $MAGO_LLM_MODEL)")
+    run.add_argument("--llm-api-key", metavar="KEY",
+                     help="bearer token (default: $MAGO_LLM_API_KEY; prefer the environment)")
+    run.add_argument("--llm-timeout", metavar="SECONDS",
+                     help="read timeout of one request (default: $MAGO_LLM_TIMEOUT or 10)")
+    run.add_argument("--llm-budget", metavar="SECONDS",
+                     help="time a turn may spend on LLM calls (default: $MAGO_LLM_BUDGET or 15)")
     run.add_argument("--output-level", dest="level", choices=LEVELS, default="chat",
                      help="how much to show besides the words (default: chat)")
     run.add_argument("--script", metavar="FILE|-",
@@ -75,7 +89,35 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--format", dest="fmt", choices=("human", "json"), default="human",
                       help="report for people or for machines (default: human)")
     test.set_defaults(handler=test_command)
+    add_fuzz_parser(commands)
     return parser
+
+
+def add_fuzz_parser(commands: Any) -> None:
+    """`mgi fuzz`: generated conversations against a scenario, checked against properties."""
+    fuzz = commands.add_parser(
+        "fuzz", allow_abbrev=False, help="explore generated conversations, check properties",
+        description="Explore generated conversations of OUT.ir and check the built-in "
+                    "properties and the designer's; exit 1 with a replayable transcript per "
+                    "violated property.")
+    fuzz.add_argument("ir_file", metavar="OUT.ir")
+    fuzz.add_argument("--examples", type=int, default=1000, metavar="N",
+                      help="conversations to explore (default: 1000)")
+    fuzz.add_argument("--max-turns", type=int, default=10, metavar="K",
+                      help="turns a user asking to end may wait, and a node may hold them "
+                           "(default: 10)")
+    fuzz.add_argument("--seed", type=int, default=None, metavar="S",
+                      help="seed of the exploration (default: random, printed in the report)")
+    fuzz.add_argument("--properties", metavar="FILE", help="the designer's properties file")
+    fuzz.add_argument("--format", dest="fmt", choices=("human", "json"), default="human",
+                      help="report for people or for machines (default: human)")
+    fuzz.add_argument("--transcripts", metavar="DIR",
+                      help="write a counterexample transcript per violated property into DIR")
+    fuzz.add_argument("--nlu", dest="nlu_name", choices=("rules", "generated"),
+                      default="generated", help="generated: draw NLU results directly; "
+                                                "rules: text through the rules NLU "
+                                                "(default: generated)")
+    fuzz.set_defaults(handler=fuzz_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -83,12 +125,13 @@ def run_command(args: argparse.Namespace) -> int:
     if args.nlu_name == "scripted" and not args.as_json:
         raise InputError("--nlu scripted takes each turn's NLU result from the input; use it with "
                          "--json lines like {\"user\": \"네\", \"nlu\": {\"dialogue_act\": \"affirm\"}}")
+    llm = llm_settings(args)
     interactive = args.script is None and sys.stdin.isatty()
     runtime = load_runtime(args.ir_file)
     stream = None if interactive else open_script(args.script)
     try:
         conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
-                                    echo_user=not interactive)
+                                    echo_user=not interactive, nlg_name=args.nlg_name, llm=llm)
         if interactive:
             note(f"(type {QUIT} or press Ctrl-D to end)")
         conversation.open(args.bot_first, args.focus)
@@ -109,6 +152,25 @@ def test_command(args: argparse.Namespace) -> int:
     results = run_files(list(args.transcripts), args.ir_dir)
     emit([render_json(results) if args.fmt == "json" else render_human(results)])
     return exit_status(results)
+
+
+def fuzz_command(args: argparse.Namespace) -> int:
+    """`mgi fuzz`: 0 every property held, 1 one was violated, 2 bad usage or input."""
+    import random
+
+    from .fuzz import FuzzError, FuzzOptions, run_fuzz
+    from .fuzz_report import Progress, render_human, render_json
+
+    runtime = load_runtime(args.ir_file)
+    seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
+    options = FuzzOptions(args.examples, args.max_turns, seed, args.nlu_name)
+    try:
+        report = run_fuzz(runtime, args.ir_file, options, args.properties, args.transcripts,
+                          skill_registry(runtime), Progress(args.examples))
+    except FuzzError as error:
+        raise InputError(str(error)) from None
+    emit([render_json(report) if args.fmt == "json" else render_human(report)])
+    return report.exit_status()
 
 
 def note(message: str) -> None:
@@ -150,14 +212,17 @@ class LazyRulesNLU:
 class Conversation:
     """One session of `mgi run`: runs turns on the engine and prints them."""
 
-    def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool):
+    def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool,
+                 nlg_name: str = "template", llm: Any = None):
         from .engine import Engine
         from .nlu import ScriptedNLU
 
         self.runtime = runtime
         self.scripted = nlu_name == "scripted"
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
-        self.engine = Engine(runtime, nlu, skills=skill_registry(runtime))
+        nlu, nlg, self.journal = llm_plugins(llm, runtime, nlu_name, nlg_name, nlu)
+        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime))
+        self.llm_warned = False
         self.level = level
         self.as_json = as_json
         self.echo_user = echo_user
@@ -192,11 +257,56 @@ class Conversation:
     def show(self, result: Any) -> None:
         from .console import render_turn, to_json
 
+        llm = self.journal.drain() if self.journal is not None else []
+        self.warn_llm_fallback(result, llm)
         if self.as_json:
             emit([to_json(result.json_line())])
             return
         state = self.engine.session(SESSION_ID) if self.level == "debug" else None
-        emit(render_turn(result, self.runtime, self.level, self.echo_user, state))
+        emit(render_turn(result, self.runtime, self.level, self.echo_user, state, llm))
+
+    def warn_llm_fallback(self, result: Any, llm: list) -> None:
+        """Once per run, on stderr, where the output level does not show it per turn."""
+        from .console import fallback_warning, rank
+
+        if self.llm_warned or (rank(self.level) >= 2 and not self.as_json):
+            return
+        warning = fallback_warning(result.nlu_source, llm)
+        if warning:
+            note(f"mgi: warning: {warning}")
+            self.llm_warned = True
+
+
+def llm_settings(args: argparse.Namespace) -> Any:
+    """`LLMSettings` when `--nlu llm` or `--nlg llm` asks for a server, else None; an
+    incomplete or malformed setting is one `InputError` line."""
+    wanted = [f"--{kind} llm" for kind, name in (("nlu", args.nlu_name), ("nlg", args.nlg_name))
+              if name == "llm"]
+    if not wanted:
+        return None
+    from .llm_client import LLMConfigError, settings_from
+
+    try:
+        return settings_from(args.llm_url, args.llm_model, args.llm_api_key, args.llm_timeout,
+                             args.llm_budget, needed_by=" and ".join(wanted))
+    except LLMConfigError as error:
+        raise InputError(str(error)) from None
+
+
+def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
+                nlu: Any) -> tuple[Any, Any, Any]:
+    """(NLU, NLG or None for the template, journal or None) for the chosen plug-ins; the LLM
+    NLU falls back to `nlu` (the rules NLU)."""
+    if settings is None:
+        return nlu, None, None
+    from .llm_client import ChatClient, LLMJournal
+    from .nlg_llm import LLMNLG
+    from .nlu_llm import LLMNLU
+
+    journal = LLMJournal()
+    client = ChatClient(settings, journal)
+    return (LLMNLU(client, runtime.program, nlu) if nlu_name == "llm" else nlu,
+            LLMNLG(client) if nlg_name == "llm" else None, journal)
 
 
 def skill_registry(runtime: Any) -> Any:

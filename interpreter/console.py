@@ -11,9 +11,10 @@ out. Each level adds to the one before:
   (default_next)`), and a completion marker;
 - detailed: + how the NLU result was read (intent, act, corrections), slot changes, the
   fallback policy, the executor's findings, every transition evaluated with the facts it read
-  (`routing.trace_lines`), and the slots after the turn;
+  (`routing.trace_lines`), and the slots after the turn; with an LLM plug-in, which NLU and
+  NLG spoke (`nlu: rules (llm fallback: ...)`) and one line per LLM call;
 - debug: + the full NLG input: the decision, the facts the conditions read and the session
-  state, as `key: value` lines.
+  state, as `key: value` lines; every LLM call whole (request, prompt, raw answer).
 
 Nothing here decides anything; it only reads the decision (the engine and router own the rules).
 """
@@ -41,8 +42,9 @@ def rank(level: str) -> int:
 
 
 def render_turn(result: TurnResult, runtime: Runtime, level: str, echo_user: bool = True,
-                state: DialogueState | None = None) -> list[str]:
-    """The lines of one turn at `level`; `echo_user` False when a terminal already shows them."""
+                state: DialogueState | None = None, llm: list | tuple = ()) -> list[str]:
+    """The lines of one turn at `level`; `echo_user` False when a terminal already shows them;
+    `llm` the turn's LLM journal entries (`llm_lines`)."""
     depth = rank(level)
     lines: list[str] = []
     if echo_user and result.user is not None:
@@ -53,6 +55,8 @@ def render_turn(result: TurnResult, runtime: Runtime, level: str, echo_user: boo
         lines += detail_lines(result, runtime)
     if depth >= 3 and result.decision is not None:
         lines += nlg_input_lines(result, runtime, state)
+    if depth >= 2 and llm:
+        lines += llm_lines(llm, full=depth >= 3)
     if result.response is not None:
         lines += bot_lines(result.response)
     if depth >= 1 and result.complete and not result.focus:
@@ -103,7 +107,52 @@ def detail_lines(result: TurnResult, runtime: Runtime) -> list[str]:
     from .routing import trace_lines  # only the detailed levels need the trace
 
     lines = [INDENT + line for line in trace_lines(runtime, result.decision, detailed=True)]
+    if result.nlu_source:  # which NLU read the turn, when it is not the only one
+        lines.insert(0, INDENT + "nlu: " + result.nlu_source)
     lines.append(INDENT + "slots: " + to_json(result.slots))
+    return lines
+
+
+def llm_lines(entries: list | tuple, full: bool) -> list[str]:
+    """LLM calls of a turn (`llm_client.LLMCall`: a summary line; with `full`, the whole
+    request and the raw answer) and which NLG worded it (`LLMOutcome`)."""
+    lines = []
+    for entry in entries:
+        if not hasattr(entry, "request"):
+            lines.append(f"{INDENT}{entry.purpose}: {entry.source}")
+            continue
+        statuses = ", ".join(str(s) if s else "no answer" for s in entry.statuses) or "not sent"
+        result = f" · {entry.error}" if entry.error else ""
+        lines.append(f"{INDENT}llm call · {entry.purpose} · {statuses} · "
+                     f"{entry.seconds * 1000:.0f} ms{result}")
+        if full:
+            lines += _llm_call_body(entry)
+    return lines
+
+
+def fallback_warning(nlu_source: str | None, entries: list | tuple) -> str | None:
+    """One line when a turn's NLU or NLG fell back from the LLM, else None."""
+    sources = [("nlu", nlu_source)] + [(e.purpose, e.source) for e in entries
+                                       if not hasattr(e, "request")]
+    for purpose, source in sources:
+        if source and "(llm fallback: " in source:
+            used, _, reason = source.partition(" (llm fallback: ")
+            return (f"the LLM {purpose.upper()} failed ({reason.removesuffix(')')}); "
+                    f"{used} took over (--output-level detailed shows every turn's source)")
+    return None
+
+
+def _llm_call_body(entry: Any) -> list[str]:
+    """The request as sent (every message whole) and the raw answer, indented."""
+    deep = INDENT * 3
+    options = {k: v for k, v in entry.request.items() if k != "messages"}
+    lines = [f"{INDENT * 2}request: POST {entry.url} {to_json(options)}"]
+    for message in entry.request.get("messages", []):
+        lines.append(f"{INDENT * 2}[{message.get('role')}]")
+        lines += [deep + line for line in str(message.get("content", "")).split("\n")]
+    lines.append(f"{INDENT * 2}answer:" + ("" if entry.answer is not None else " (none)"))
+    if entry.answer is not None:
+        lines += [deep + line for line in entry.answer.split("\n")]
     return lines
 
 

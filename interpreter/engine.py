@@ -67,12 +67,23 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
     nlu: dict[str, Any] | None  # the NLU result as routing read it; None for the opening
     decision: Decision | None = None
     focus: bool = False  # focus mode: next_node/reason/complete are what routing would do
+    nlu_source: str | None = None  # which NLU produced `nlu` and why (NLUResult.source)
 
     def json_line(self) -> dict[str, Any]:
         """The machine contract of `mgi run --json` (SPEC 7)."""
         return {"turn": self.turn, "user": self.user, "node": self.node,
                 "next_node": self.next_node, "reason": self.reason, "complete": self.complete,
                 "response": self.response, "slots": self.slots, "nlu": self.nlu}
+
+
+def check_unicode(text: str) -> None:
+    """`EngineError` for text a session cannot store: a lone surrogate (a JSON line may spell
+    one, `\\ud800`) has no UTF-8 form, so saving the turn would fail after routing it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise EngineError(f"the input holds a lone surrogate (U+{ord(text[error.start]):04X}) at "
+                          f"character {error.start}; send valid Unicode text") from None
 
 
 class Engine:
@@ -130,6 +141,8 @@ class Engine:
              outcome: ExecutorOutcome | None = None) -> TurnResult:
         """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it."""
         state, version = self._load(session_id)
+        if not text.isascii():
+            check_unicode(text)
         runtime = self.runtime
         result = self._understand(text, state, nlu_override)
         try:
@@ -185,7 +198,8 @@ class Engine:
         read = {"intent": intent, "dialogue_act": ir.ACTS[decision.act], "slots": result.slots,
                 "confidence": result.confidence}
         return TurnResult(state.session_turns, text, handled, next_node, decision.reason,
-                          decision.complete, response, state.slots, read, decision, state.focus)
+                          decision.complete, response, state.slots, read, decision, state.focus,
+                          result.source or None)
 
     # --- inspection --------------------------------------------------------------------
 

@@ -202,6 +202,20 @@ def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, An
     return " ".join(kept)
 
 
+def unfilled_placeholders(text: str, slots: dict[str, Any],
+                          skill_data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(placeholder, sentence) for each placeholder `fill_placeholders` finds no value for,
+    so the sentence it stands in is left out (`mgi fuzz` reports these)."""
+    found = []
+    for sentence in _SENTENCE_END.split(text) if "{" in text else ():
+        for match in _PLACEHOLDER.finditer(sentence):
+            source = slots if match.group(1) == "slots" else skill_data
+            value = _lookup(source, match.group(2))
+            if value is _MISSING or value is None or value == "":
+                found.append((match.group(0), sentence))
+    return found
+
+
 def _lookup(source: dict[str, Any], key: str) -> Any:
     if key in source:
         return source[key]

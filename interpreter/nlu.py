@@ -12,7 +12,7 @@ inform, undeclared intent -> null), so every NLU gets the same rules.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, Protocol
 
 import msgspec
 
@@ -24,13 +24,16 @@ if TYPE_CHECKING:
 
 
 class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):
-    """What an NLU heard. `dialogue_act` None means not understood (read as `null`)."""
+    """What an NLU heard. `dialogue_act` None means not understood (read as `null`).
+    `source` says which NLU produced it and why, when that is worth a trace line ("llm",
+    "rules (llm fallback: timeout after 2.0 s)"); the routing never reads it."""
 
     intent: str | None = None
     dialogue_act: str | None = None
     slots: dict[str, Any] = {}
-    confidence: float = 1.0
+    confidence: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 1.0
     text: str = ""
+    source: str = ""
 
 
 class NLUContext(msgspec.Struct, frozen=True):
@@ -90,6 +93,8 @@ def nlu_result(value: NLUResult | dict | None, text: str | None = None) -> NLURe
             raise ValueError(f"malformed nlu object: {error}") from None
     else:
         raise ValueError(f"nlu must be an object, got {type(value).__name__}")
+    if not 0.0 <= result.confidence <= 1.0:  # a plug-in's own result is not validated (NaN too)
+        result = msgspec.structs.replace(result, confidence=min(1.0, max(0.0, result.confidence)))
     if text is not None and result.text != text:
         result = msgspec.structs.replace(result, text=text)
     return result

@@ -24,6 +24,7 @@ The format (one key per line; `#` after whitespace starts a comment, as in YAML)
       nlu: {"dialogue_act": "affirm"}   # NLU override for this turn (JSON object)
       node: greeting_introduction       # where the turn was handled
       next: daily_life_check            # where the session is now; `-` = none (complete)
+      not-next: meal_check              # ... and not this node (`-`: not complete; repeatable)
       reason: default_next              # exact reason code
       complete: false
       slots: {"meal_status": "skipped"} # subset check; null = unfilled
@@ -44,8 +45,9 @@ from typing import Any, NamedTuple
 
 HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus")
 STEP_KEYS = ("bot", "user")
-EXPECT_KEYS = ("nlu", "node", "next", "reason", "complete", "slots", "says", "not-says")
-REPEATABLE = frozenset(("says", "not-says"))
+EXPECT_KEYS = ("nlu", "node", "next", "not-next", "reason", "complete", "slots", "says",
+               "not-says")
+REPEATABLE = frozenset(("says", "not-says", "not-next"))
 NLU_NAMES = ("rules", "scripted")
 NONE_MARK = "-"
 _COMMENT = re.compile(r"(^|\s)#")
@@ -247,7 +249,7 @@ def _expect_value(key: str, value: str, fail) -> Any:
         return _boolean(text, fail)
     if not text:
         raise fail(f"`{key}:` needs a value")
-    if key == "next" and text == NONE_MARK:
+    if key in ("next", "not-next") and text == NONE_MARK:
         return None
     return text
 
@@ -466,6 +468,10 @@ def _mismatch(expectation: Expectation, result: Any) -> str | None:
             return None
         where = f"(reason {result.reason})" if key != "reason" else f"(node {result.node})"
         return f"expected {key}={_show(want)}, got {_show(got)} {where}"
+    if key == "not-next":
+        if result.next_node != want:
+            return None
+        return f"expected next not {_show(want)}, got {_show(result.next_node)} {context}"
     if key == "slots":
         wrong = [(name, value, result.slots.get(name)) for name, value in want.items()
                  if not same_value(result.slots.get(name), value)]

@@ -1,0 +1,434 @@
+"""`mgi fuzz`: thousands of generated conversations against one compiled scenario.
+
+In: a `Runtime`, `FuzzOptions` (examples, max turns, seed, NLU mode), the designer's properties
+(`fuzz_properties.DesignerProperties`) and a skill registry.
+Out: a `FuzzReport` (`fuzz_report`): per property, held or violated with the shrunk
+conversation; the coverage; the counts and the time.
+After: nothing was written anywhere (no hypothesis database); the same seed gives the same
+report, transcripts included.
+
+A conversation (one hypothesis example) is the opening, then up to 2 x max-turns turns of
+anything (`InputSpace.turn_at` the current node); if the session is still open, the livelock
+search from where it stands (`EscapeSearch`); then the user asks to end, turn after turn
+(`InputSpace.end_request_at`), for up to max-turns turns. Every step is checked as it runs
+(`fuzz_properties`); the first property that fails raises its `Violation`, and hypothesis
+shrinks the conversation to a short one that still breaks that property.
+
+Rounds: a round stops at its first violation (or after `examples` conversations); the next
+round leaves the properties already violated out, so each property gets its own shrunk
+counterexample, until a round finds nothing new. `end_nodes_reachable` is read from the
+coverage at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from typing import Any, NamedTuple
+
+import msgspec
+
+from . import ir
+from .engine import Engine
+from .fuzz_inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
+                          end_intents)
+from .fuzz_properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties, Violation,
+                              check_response, entered_node, violation)
+from .fuzz_report import Coverage, FuzzReport, Progress
+from .loader import Runtime, condition_fields
+from .nlu import ScriptedNLU
+from .sessions import MemorySessionStore
+
+SESSION = "fuzz"
+SEARCH_BUDGET = 3000  # probe turns per livelock search; past it the search is inconclusive
+F_COUNTERS = tuple(ir.FIELD_INDEX[f] for f in (
+    "system.node_turns", "system.session_turns", "system.no_input_count",
+    "system.not_understood_count"))
+
+
+class FuzzOptions(NamedTuple):
+    examples: int = 1000
+    max_turns: int = 10
+    seed: int = 0
+    nlu: str = GENERATED
+
+
+class FuzzError(Exception):
+    """Fuzzing cannot go on (bad usage, a nondeterministic scenario): one line for the user."""
+
+
+class FuzzUsageError(FuzzError):
+    """Bad options, properties file or transcripts directory."""
+
+
+class _ConversationOver(Exception):
+    """The conversation cannot go on (a turn raised while `no_crash` is no longer checked)."""
+
+
+class Fuzzer:
+    """Explores conversations of one scenario and checks every property on them."""
+
+    def __init__(self, runtime: Runtime, options: FuzzOptions,
+                 designer: DesignerProperties = DesignerProperties(), skills: Any = None,
+                 progress: Progress | None = None):
+        self.runtime, self.options, self.designer = runtime, options, designer
+        self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
+        self.space = InputSpace(runtime, options.nlu, self.ends)
+        self.nlg = AuditedNLG()
+        nlu = ScriptedNLU() if options.nlu == GENERATED else _rules_nlu(runtime)
+        self.engine = Engine(runtime, nlu, self.nlg, MemorySessionStore(), skills)
+        self.search = EscapeSearch(runtime, self.space, skills, options.max_turns)
+        self.coverage = Coverage(runtime)
+        self.progress = progress or Progress(options.examples, enabled=False)
+        self.calls = 0  # conversations played (hypothesis examples, shrinking included)
+        self.turns = 0  # user turns played in them
+
+    def properties(self) -> list[str]:
+        """Every property name, built-in first, in report order."""
+        return list(BUILT_IN) + [p.name for p in self.designer.properties]
+
+    def run(self) -> FuzzReport:
+        """All rounds, then `end_nodes_reachable` from the coverage."""
+        started = time.perf_counter()
+        checked = [p for p in self.properties() if p != "end_nodes_reachable"]
+        found: dict[str, Violation] = {}
+        rounds = 0
+        while checked:
+            rounds += 1
+            self.progress.start_round(rounds)
+            failure = self._round(frozenset(checked))
+            if failure is None:
+                break
+            found[failure.prop] = failure
+            checked.remove(failure.prop)
+        self.progress.finish()
+        unreached = self.coverage.unreached_end_nodes()
+        if unreached:
+            found["end_nodes_reachable"] = violation(
+                "end_nodes_reachable", f"end node(s) {', '.join(unreached)} never entered in "
+                f"{self.calls} conversations")
+        return FuzzReport(self.runtime, self.options, self.properties(), self.designer, found,
+                          self.coverage.summary(), (self.calls, self.turns), rounds,
+                          time.perf_counter() - started, self.search.inconclusive, self.ends)
+
+    def _round(self, checked: frozenset[str]) -> Violation | None:
+        """One hypothesis run; its (shrunk) violation, or None."""
+        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+        from hypothesis import strategies as st
+        from hypothesis.errors import Flaky
+
+        free_length = st.integers(0, 2 * self.options.max_turns)
+
+        @seed(self.options.seed)
+        @settings(max_examples=self.options.examples, database=None, deadline=None,
+                  derandomize=False, phases=(Phase.generate, Phase.shrink),
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                  print_blob=False, verbosity=Verbosity.quiet)
+        @given(st.data())
+        def explore(data: Any) -> None:
+            self.calls += 1
+            self.progress.tick()
+            try:
+                self.converse(data, free_length, checked)
+            except _ConversationOver:
+                pass
+
+        try:
+            explore()
+        except Violation as found:
+            return found
+        except BaseExceptionGroup as group:  # a failure that did not reproduce (flaky)
+            found = _first_violation(group)
+            if found is None:
+                raise
+            found.message += " (did not reproduce on every run: flaky)"
+            return found
+        except Flaky:
+            raise FuzzError("the same conversation did not run the same way twice (a skill "
+                            "that times out or answers differently each time?); fuzzing needs "
+                            "a deterministic scenario: raise the skill's timeout_ms") from None
+        return None
+
+    # --- one conversation ------------------------------------------------------------------
+
+    def converse(self, data: Any, free_length: Any, checked: frozenset[str]) -> None:
+        """Play one generated conversation, checking as it goes."""
+        convo = Conversation()
+        self.engine.store.delete(SESSION)
+        self._step(convo, lambda: self.engine.start(SESSION), checked)
+        for _ in range(data.draw(free_length)):
+            if convo.complete:
+                return
+            self._say(convo, data.draw(self.space.turn_at(self._here(convo))), checked)
+        if convo.complete:
+            return
+        if "no_livelock" in checked:
+            self._check_livelock(convo, checked)
+        convo.ending_from = len(convo.turns)
+        for _ in range(self.options.max_turns):
+            asking = self.space.end_request_at(self._here(convo))
+            if asking is None:  # no end intent and no closing act: nothing to ask with
+                return
+            self._say(convo, data.draw(asking), checked)
+            if convo.complete:
+                return
+        if "ends_when_asked" in checked:
+            first = convo.results[convo.ending_from + 1].turn
+            raise _attach(violation(
+                "ends_when_asked", f"the user asked to end at every turn from turn {first} on; "
+                f"{self.options.max_turns} turns later the session was still open, at "
+                f"{convo.node}"), convo, complete=True)
+
+    def _here(self, convo: Conversation) -> int:
+        return self.runtime.node_index[convo.node]
+
+    def _say(self, convo: Conversation, turn: UserTurn, checked: frozenset[str]) -> None:
+        convo.turns.append(turn)
+        self.turns += 1
+        self._step(convo, lambda: self.engine.turn(SESSION, turn.text, turn.nlu), checked)
+
+    def _step(self, convo: Conversation, call: Any, checked: frozenset[str]) -> None:
+        """Run one step on the engine, record it and check the per-step properties."""
+        self.nlg.left_out.clear()
+        try:
+            result = call()
+        except Exception as error:  # noqa: BLE001 - any exception is what no_crash reports
+            if "no_crash" not in checked:
+                raise _ConversationOver() from None
+            raise _attach(violation("no_crash", describe_error(error)), convo) from error
+        convo.results.append(result)
+        convo.complete = result.complete
+        self.coverage.record(result)
+        entered = entered_node(result)
+        problem = check_response(result, self.runtime, self.nlg.left_out)
+        if problem is not None and problem.prop in checked:
+            raise _attach(problem, convo)
+        for prop in self.designer.properties:
+            if prop.name in checked:
+                problem = prop.check(convo, result, entered)
+                if problem is not None:
+                    raise _attach(problem, convo)
+        if entered is not None:
+            convo.visited.add(entered)
+
+    def _check_livelock(self, convo: Conversation, checked: frozenset[str]) -> None:
+        state = self.engine.session(SESSION)
+        escape = self.search.escape(state)
+        if not escape.stuck:
+            return
+        node = state.current_node
+        since = next((r.turn for r in reversed(convo.results) if entered_node(r) == node), 0)
+        self._say(convo, self.search.exit_attempt(self._here(convo), self.ends), checked)
+        raise _attach(violation(
+            "no_livelock", f"node {node} holds the user: entered at turn {since}, no "
+            f"input leaves it within {self.options.max_turns} turns (searched {escape.states} "
+            f"states with {escape.inputs} different inputs)"), convo, not_next=node)
+
+
+def _attach(found: Violation, convo: Conversation, complete: bool = False,
+            not_next: str | None = None) -> Violation:
+    """The violation with the conversation so far (and its expectation, when given here)."""
+    from .fuzz_properties import Expectation
+
+    found.turns, found.results = tuple(convo.turns), tuple(convo.results)
+    if complete:
+        found.expect = Expectation("complete", True)
+    if not_next is not None:
+        found.expect = Expectation("not-next", not_next)
+    return found
+
+
+def describe_error(error: BaseException) -> str:
+    """`the turn raised Type: message (at file:line)`, where it was raised."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    return f"the turn raised {type(error).__name__}: {error}{where}"
+
+
+def _first_violation(group: BaseExceptionGroup) -> Violation | None:
+    for error in group.exceptions:
+        if isinstance(error, Violation):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            inner = _first_violation(error)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _rules_nlu(runtime: Runtime) -> Any:
+    from .nlu_rules import RulesNLU
+
+    return RulesNLU(runtime.program)
+
+
+# --- the livelock search ---------------------------------------------------------------------
+
+
+class Escape(NamedTuple):
+    stuck: bool  # no probe sequence of up to `depth` turns leaves the node
+    states: int  # distinct states explored
+    inputs: int  # probe inputs tried at each state
+    conclusive: bool = True  # False: the budget ran out first (reported as held = False)
+
+
+class EscapeSearch:
+    """Can the user leave the node they are in within `depth` turns, whatever they say?
+    Breadth-first over the node's probe inputs on a private engine, states told apart only by
+    what routing at that node can observe (the fields its conditions and the globals read,
+    counters capped just above every literal they are compared with)."""
+
+    def __init__(self, runtime: Runtime, space: InputSpace, skills: Any, depth: int,
+                 budget: int = SEARCH_BUDGET):
+        self.runtime, self.space, self.depth, self.budget = runtime, space, depth, budget
+        self.engine = Engine(runtime, ScriptedNLU(), AuditedNLG(), MemorySessionStore(), skills)
+        self.cache: dict[tuple, Escape] = {}
+        self.inconclusive = 0
+        self._views: dict[int, tuple] = {}
+
+    def escape(self, state: Any) -> Escape:
+        """The verdict for the node `state` is in (cached by what routing can observe)."""
+        node = self.runtime.node_index[state.current_node]
+        key = self._key(node, state)
+        if key not in self.cache:
+            self.cache[key] = self._search(node, state, key)
+            if not self.cache[key].conclusive:
+                self.inconclusive += 1
+        return self.cache[key]
+
+    def _search(self, node: int, start: Any, start_key: tuple) -> Escape:
+        probes = self.space.probes_at(node, self._view(node)[0])
+        seen, frontier, tried = {start_key}, [start], 0
+        for _ in range(self.depth):
+            later = []
+            for state in frontier:
+                for probe in probes:
+                    tried += 1
+                    if tried > self.budget:
+                        return Escape(False, len(seen), len(probes), conclusive=False)
+                    moved = self._try(state, probe, node)
+                    if moved is None:
+                        return Escape(False, len(seen), len(probes))
+                    key = self._key(node, moved)
+                    if key not in seen:
+                        seen.add(key)
+                        later.append(moved)
+            frontier = later
+            if not frontier:
+                break
+        return Escape(True, len(seen), len(probes))
+
+    def _try(self, state: Any, probe: UserTurn, node: int) -> Any | None:
+        """The state after `probe`, or None when the turn left the node (or raised: a crash is
+        `no_crash`'s business, not a livelock)."""
+        store = self.engine.store
+        store.delete("probe")
+        store.put(msgspec.structs.replace(state, session_id="probe", history=[]), 0)
+        try:
+            result = self.engine.turn("probe", probe.text, probe.nlu)
+        except Exception:  # noqa: BLE001
+            return None
+        if result.complete or result.next_node != self.runtime.nodes[node].id:
+            return None
+        return store.get("probe")[0]
+
+    def _view(self, node: int) -> tuple:
+        """(slots that matter at the node, counters read, cap) for its state keys."""
+        if node not in self._views:
+            table = self.runtime.nodes[node]
+            conditions = [t.condition for t in table.node.transitions] + \
+                [g.condition for g in self.runtime.program.global_transitions]
+            read = {f for c in conditions for f in condition_fields(c)}
+            slots = [self.runtime.slot_names[f - ir.SLOT_FIELD_BASE] for f in sorted(read)
+                     if f >= ir.SLOT_FIELD_BASE]
+            slots += [s for s in table.required_names if s not in slots]
+            literals = [v for c in conditions for f, _, v, _ in condition_leaves(c)
+                        if f in F_COUNTERS and isinstance(v, (int, float))]
+            cap = int(max([table.min_turns, table.max_turns or 0,
+                           table.max_fallback_retries, *literals])) + 2
+            self._views[node] = (tuple(slots), tuple(f for f in F_COUNTERS if f in read), cap)
+        return self._views[node]
+
+    def _key(self, node: int, state: Any) -> tuple:
+        slots, counters, cap = self._view(node)
+        counts = {ir.FIELD_INDEX["system.session_turns"]: state.session_turns,
+                  ir.FIELD_INDEX["system.no_input_count"]: state.no_input_count,
+                  ir.FIELD_INDEX["system.not_understood_count"]: state.not_understood_count}
+        pending = state.pending_confirmation
+        return (state.current_node, min(state.node_turns, cap), state.fallback_retries,
+                state.fallback_exhausted, state.turn_limit_reached, state.previous_node,
+                state.skill_status, tuple(min(counts.get(f, 0), cap) for f in counters),
+                tuple(repr(state.slots.get(s)) for s in slots),
+                None if pending is None else repr(msgspec.structs.astuple(pending)))
+
+    def exit_attempt(self, node: int, ends: tuple[str, ...]) -> UserTurn:
+        """The input the scenario's own exits from `node` ask for (the intent or act a
+        transition out of it, or a global, tests for); else an end request; else `affirm`."""
+        table = self.runtime.nodes[node]
+        exits = [t.condition for t in table.node.transitions if t.target not in (ir.STAY, node)]
+        exits += [g.condition for g in self.runtime.program.global_transitions
+                  if g.target != node]
+        wanted = {(f, v) for c in exits for f, op, value, negated in condition_leaves(c)
+                  if op in ("equals", "in") and not negated and f in (F_INTENT, F_ACT)
+                  for v in (value if isinstance(value, list) else [value])}
+        intents = {self.runtime.intent_names[v] for f, v in wanted
+                   if f == F_INTENT and isinstance(v, int)}
+        acts = {ir.ACTS[v] for f, v in wanted if f == F_ACT and isinstance(v, int)}
+        probes = self.space.probes_at(node, self._view(node)[0])
+        for probe in probes:
+            nlu = probe.nlu or {}
+            if nlu.get("intent") in intents or (not intents and nlu.get("dialogue_act") in acts):
+                return probe
+        for probe in probes:
+            if ends and (probe.nlu or {}).get("intent") in ends:
+                return probe
+        return next(p for p in probes if (p.nlu or {}).get("dialogue_act") == "affirm")
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+LIMITS = {"examples": (1, 1_000_000), "max_turns": (1, 1000)}
+
+
+def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
+             properties_path: str | None = None, transcripts_dir: str | None = None,
+             skills: Any = None, progress: Progress | None = None) -> FuzzReport:
+    """Everything `mgi fuzz` does after loading the IR: check the options, read the
+    properties, explore, write the counterexample transcripts; `FuzzUsageError` on bad usage."""
+    from .fuzz_properties import PropertiesError, load_properties
+    from .fuzz_report import attach_transcripts
+
+    for name, (low, high) in LIMITS.items():
+        value = getattr(options, name)
+        if not low <= value <= high:
+            flag = "--" + name.replace("_", "-")
+            raise FuzzUsageError(f"{flag} must be between {low} and {high}, got {value}")
+    designer = DesignerProperties()
+    if properties_path is not None:
+        try:
+            designer = load_properties(properties_path, runtime)
+        except PropertiesError as error:
+            raise FuzzUsageError(str(error)) from None
+    if transcripts_dir is not None:
+        prepare_directory(transcripts_dir)
+    report = Fuzzer(runtime, options, designer, skills, progress).run()
+    try:
+        attach_transcripts(report, ir_path, transcripts_dir, skills)
+    except OSError as error:
+        raise FuzzUsageError(f"cannot write transcripts to {transcripts_dir}: "
+                             f"{error.strerror or error}") from None
+    return report
+
+
+def prepare_directory(path: str) -> None:
+    """Create the transcripts directory if needed; `FuzzUsageError` if it cannot be written."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        raise FuzzUsageError(f"cannot create the transcripts directory {path}: "
+                             f"{error.strerror or error}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise FuzzUsageError(f"cannot write transcripts to {path}: permission denied; "
+                             "pass --transcripts with a writable directory")

@@ -1,0 +1,412 @@
+"""What a user may say to a compiled scenario: hypothesis strategies derived from the IR.
+
+In: a `Runtime`, the NLU mode and the intents that ask to end (`end_intents` finds the
+scenario's own). `generated` (the default of `mgi fuzz`): each turn's NLU result is drawn
+directly and travels with the text, as a scripted NLU result (like `mgi run --json` lines);
+`rules`: text made of the scenario's own words goes through the rules NLU.
+Out: an `InputSpace` with, per node, a strategy of `UserTurn`s (`turn_at`), a strategy of end
+requests (`end_request_at`), and the finite probe set the livelock search tries (`probes_at`).
+After: every text is one transcript line (`transcript_safe`: printable, no ` #`, no surrounding
+spaces); silence is the empty text; every NLU result is a JSON object `nlu.nlu_result` accepts.
+All strategies are built here, once per node; a draw builds none (building one costs more than
+drawing from it). Most turns are ready-made and picked by one integer draw (`weighted`):
+hypothesis pays per choice, and a conversation makes one choice a turn.
+
+A turn (generated mode) is one of: a dialogue act (every act, and not understood); a declared
+intent, alone or with an act; an answer filling the current node's collect slots with valid
+values; a value for any declared slot, valid (members, bounds, the literals conditions compare
+it with) or invalid (wrong JSON type, out of range, a misspelled member, too long, off pattern,
+null); silence; free text. An end request is an end intent with a closing act or none, or, at
+an end node, a closing act alone (the user accepts the closing).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, NamedTuple
+
+from hypothesis import strategies as st
+
+from . import ir
+from . import nlu_lexicon as lex
+from .loader import Runtime
+from .slots import SlotRule, check_value
+
+GENERATED, RULES = "generated", "rules"
+
+_COMMENT = re.compile(r"(^|\s)#")
+# Acts an NLU may give spoken input (`silence` there is read as null, `negate` as deny).
+SPOKEN_ACTS = tuple(a for a in ir.ACTS if a != "null") + ("negate",)
+F_INTENT = ir.FIELD_INDEX["nlu.intent"]
+F_ACT = ir.FIELD_INDEX["nlu.dialogue_act"]
+F_TEXT = ir.FIELD_INDEX["nlu.text"]
+F_CONFIDENCE = ir.FIELD_INDEX["nlu.confidence"]
+
+# What each act sounds like, so a generated transcript reads like a conversation.
+ACT_TEXTS = {
+    "ko": {"affirm": "네", "deny": "아니요", "inform": "오늘 산책 다녀왔어요",
+           "question": "그게 뭐예요?", "greet": "안녕하세요", "goodbye": "안녕히 계세요",
+           "thank": "고마워요", "negate": "아니에요", "silence": "...", None: "음"},
+    "en": {"affirm": "yes", "deny": "no", "inform": "I went for a walk today",
+           "question": "what is that?", "greet": "hello", "goodbye": "bye", "thank": "thanks",
+           "negate": "nope", "silence": "...", None: "hmm"},
+}
+DEFAULT_STRINGS = ("홍길동", "abc", "오늘 산책했어요", "무릎", "2025-03-14", "서울", "Kim")
+DEFAULT_EMAILS = ("user@example.com", "kim@test.kr", "a@b.co")
+
+
+class UserTurn(NamedTuple):
+    """One thing the user says: the text (`""` is silence) and its NLU result, or None when
+    the NLU reads the text (rules mode, and silence)."""
+
+    text: str
+    nlu: dict | None = None
+    kind: str = "free"  # act, intent, answer, slot, silence, free, end, probe
+
+
+SILENCE = UserTurn("", None, "silence")
+
+
+def weighted(kinds: list) -> Any:
+    """A strategy of `UserTurn`s: each kind (a tuple of ready turns, or a strategy) gets an
+    equal share of one integer range, so most turns cost a single draw; a strategy is drawn
+    from only when its share is picked. The first turn of the first kind is the simplest
+    (what hypothesis shrinks towards). None when there is nothing to say."""
+    kinds = [k for k in kinds if not isinstance(k, tuple) or k]
+    if not kinds:
+        return None
+    share = max([len(k) for k in kinds if isinstance(k, tuple)] + [1])
+    table = []
+    for kind in kinds:
+        table += [kind[j * len(kind) // share] for j in range(share)] \
+            if isinstance(kind, tuple) else [kind] * share
+    index = st.integers(0, len(table) - 1)
+
+    @st.composite
+    def pick(draw: Any) -> UserTurn:
+        item = table[draw(index)]
+        return item if isinstance(item, UserTurn) else draw(item)
+    return pick()
+
+
+def transcript_safe(text: str) -> bool:
+    """Whether `text` survives as a transcript line (`user: TEXT`) unchanged."""
+    return text == text.strip() and text.isprintable() and not _COMMENT.search(text)
+
+
+# --- what the scenario's conditions compare with -------------------------------------------
+
+
+def condition_leaves(condition: Any, negated: bool = False) -> Iterator[tuple]:
+    """(field index, operator name, value, negated) for every leaf of an opcode tree."""
+    if not condition:
+        return
+    op = condition[0]
+    if op == ir.OP_LEAF:
+        value = condition[3] if len(condition) == 4 else None
+        yield condition[2], ir.OPERATORS[condition[1]], value, negated
+    elif op == ir.OP_NOT:
+        yield from condition_leaves(condition[1], not negated)
+    else:
+        for part in condition[1]:
+            yield from condition_leaves(part, negated)
+
+
+def all_conditions(runtime: Runtime) -> list:
+    """Every condition of the program: node transitions, then globals."""
+    program = runtime.program
+    return [t.condition for n in program.nodes for t in n.transitions] + \
+        [g.condition for g in program.global_transitions]
+
+
+def compared_values(runtime: Runtime, field: int) -> list:
+    """The literals conditions compare `field` with, in program order, without repeats."""
+    out: list = []
+    for condition in all_conditions(runtime):
+        for leaf_field, _, value, _ in condition_leaves(condition):
+            if leaf_field != field or value is None:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if item not in out:
+                    out.append(item)
+    return out
+
+
+def end_intents(runtime: Runtime) -> tuple[str, ...]:
+    """Intents that ask to end: those a global transition to an end node tests for."""
+    found: list[int] = []
+    for route, g in zip(runtime.globals, runtime.program.global_transitions):
+        if not runtime.nodes[route.target].is_end:
+            continue
+        for field, op, value, negated in condition_leaves(g.condition):
+            if field == F_INTENT and op in ("equals", "in") and not negated:
+                for index in value if isinstance(value, list) else [value]:
+                    if isinstance(index, int) and index not in found:
+                        found.append(index)
+    return tuple(runtime.intent_names[i] for i in sorted(found))
+
+
+# --- slot values -----------------------------------------------------------------------------
+
+
+def _candidates(rule: SlotRule, compared: list) -> list:
+    """Values worth trying for a slot, valid or not: bounds, members, compared literals."""
+    kind, low, high = rule.kind, rule.min, rule.max
+    if kind == "enum":
+        members = list(rule.slot.values)
+        return members + [m[:-1] if len(m) > 1 else m + "x" for m in members] + \
+            [m + "s" for m in members] + [1, None]
+    if kind == "boolean":
+        return [True, False, "maybe", 2, None]
+    if kind in ("integer", "number"):
+        step = 1 if kind == "integer" else 0.5
+        numbers = [b for b in (low, high) if b is not None]
+        if low is not None and high is not None:
+            numbers.append((low + high) // 2 if kind == "integer" else (low + high) / 2)
+        numbers += [n for n in compared if isinstance(n, (int, float)) and not isinstance(n, bool)]
+        numbers += [0, 1, 7]
+        near = [n + d for n in numbers for d in (0, -step, step)]
+        return near + ["many", 1.5 if kind == "integer" else "1,5", True, [1], None]
+    if kind == "email":
+        texts = [v for v in compared if isinstance(v, str)]
+        return texts + list(DEFAULT_EMAILS) + ["not-an-email", "a@b", 42, "x" * 101, None]
+    texts = [v for v in compared if isinstance(v, str)]
+    longest = (rule.max_length or 20) + 1
+    return texts + list(DEFAULT_STRINGS) + ["x" * max(rule.min_length or 1, 1),
+                                            "y" * longest, "", 42, None]
+
+
+class SlotValues(NamedTuple):
+    """A slot's values to try, checked with the engine's own rule (`slots.check_value`)."""
+
+    valid: tuple
+    invalid: tuple
+    pattern: Any  # a strategy of valid strings drawn from the slot's pattern, or None
+
+
+def slot_values(rule: SlotRule, compared: list) -> SlotValues:
+    valid: dict = {}
+    invalid: dict = {}
+    for value in _candidates(rule, compared):
+        ok, stored, _ = check_value(rule, value) if value is not None else (False, None, "")
+        if ok:
+            valid.setdefault(_typed(stored), stored)
+        else:
+            invalid.setdefault(_typed(value), value)
+    return SlotValues(tuple(valid.values())[:8], tuple(invalid.values())[:8],
+                      _pattern_strings(rule))
+
+
+def _typed(value: Any) -> tuple[str, str]:
+    """A key that tells `1`, `1.0` and `True` apart (they are equal in Python)."""
+    return type(value).__name__, repr(value)
+
+
+def _pattern_strings(rule: SlotRule):
+    """Valid strings drawn from the slot's pattern, or None (no pattern, or one hypothesis
+    cannot draw from)."""
+    if rule.pattern is None or rule.kind not in ("string", "email"):
+        return None
+    try:
+        strategy = st.from_regex(rule.pattern, fullmatch=True,
+                                 alphabet=st.characters(codec="utf-8"))
+        strategy.validate()
+    except Exception:  # noqa: BLE001 - a pattern hypothesis cannot read: use the candidates
+        return None
+    return strategy.filter(lambda v: check_value(rule, v)[:2] == (True, v))
+
+
+def value_text(value: Any, fallback: str) -> str:
+    """What a user would say for `value` (its text when that is a safe line)."""
+    if value is None:
+        return fallback
+    text = value if isinstance(value, str) else \
+        ("true" if value is True else "false" if value is False else str(value))
+    return text if text and transcript_safe(text) else fallback
+
+
+# --- the input space -------------------------------------------------------------------------
+
+
+class InputSpace:
+    """Per node: the strategy of a turn, of an end request, and the probe set."""
+
+    def __init__(self, runtime: Runtime, mode: str = GENERATED, ends: tuple[str, ...] = ()):
+        self.runtime = runtime
+        self.mode = mode
+        self.end_intent_names = ends
+        self.words = ACT_TEXTS[runtime.language]
+        self.values = {rule.name: slot_values(rule, compared_values(
+            runtime, ir.SLOT_FIELD_BASE + rule.index)) for rule in runtime.slot_rules}
+        self.closing = tuple(ir.ACTS[a] for a in sorted(runtime.closing_acts))
+        self.free_text = st.text(
+            st.characters(categories=("L", "M", "N", "P", "S"), include_characters=" ",
+                          exclude_characters="#"), min_size=1, max_size=30,
+        ).map(str.strip).filter(lambda t: bool(t) and transcript_safe(t))
+        self._turns: dict[int, Any] = {}
+        self._ends: dict[int, Any] = {}
+        self._probes: dict[int, tuple[UserTurn, ...]] = {}
+
+    # -- texts --
+
+    def intent_texts(self, name: str) -> list[str]:
+        """The intent's examples that are safe lines, else its name."""
+        intent = self.runtime.program.intents[self.runtime.intent_index[name]]
+        texts = [e.strip() for e in intent.examples if transcript_safe(e.strip()) and e.strip()]
+        return texts or [name if transcript_safe(name) and name else "…"]
+
+    def act_text(self, act: str | None) -> str:
+        return self.words.get(act, self.words[None])
+
+    def condition_texts(self) -> list[str]:
+        """Texts the conditions compare `nlu.text` with (so those transitions can fire)."""
+        return [t for t in compared_values(self.runtime, F_TEXT)
+                if isinstance(t, str) and t.strip() and transcript_safe(t)]
+
+    # -- public strategies --
+
+    def turn_at(self, node: int):
+        """Strategy of one user turn while the session is at node index `node`."""
+        if node not in self._turns:
+            build = self._generated_turn if self.mode == GENERATED else self._rules_turn
+            self._turns[node] = build(node)
+        return self._turns[node]
+
+    def end_request_at(self, node: int):
+        """Strategy of a turn that asks to end (or accepts the closing at an end node); None
+        when the scenario gives the user no way to ask (no end intent, no closing act)."""
+        if node not in self._ends:
+            self._ends[node] = self._end_request(node)
+        return self._ends[node]
+
+    # -- generated NLU results --
+
+    def _act_turn(self, act: str | None) -> UserTurn:
+        nlu = {} if act is None else {"dialogue_act": act}
+        return UserTurn(self.act_text(act), nlu, "act")
+
+    def _intent_turn(self, name: str, act: str | None, text: str, kind: str = "intent"):
+        nlu = {"intent": name} if act is None else {"intent": name, "dialogue_act": act}
+        return UserTurn(text, nlu, kind)
+
+    def _slot_turn(self, values: dict, kind: str) -> UserTurn:
+        text = " ".join(value_text(v, name) for name, v in values.items()) or "…"
+        return UserTurn(text, {"dialogue_act": "inform", "slots": values}, kind)
+
+    def _generated_turn(self, node: int):
+        """Kinds of turn: acts, intents with acts, answers to the node (two shares, four where
+        required slots hold the user), any slot's values, silence, free text, and values drawn
+        from slot patterns."""
+        texts = self.condition_texts()
+        free = self.free_text | st.sampled_from(texts) if texts else self.free_text
+        free_turn = st.tuples(free, st.sampled_from((None, "inform"))).map(
+            lambda t: UserTurn(t[0], {} if t[1] is None else {"dialogue_act": t[1]}, "free"))
+        patterns = [self.values[n].pattern.map(lambda v, n=n: self._slot_turn({n: v}, "slot"))
+                    for n in self.values if self.values[n].pattern is not None]
+        answers = self._answer_pool(node)
+        shares = 4 if self.runtime.nodes[node].required else 2  # a gate holds until answered
+        return weighted([self._act_pool(), self._intent_pool(), *[answers] * shares,
+                         self._slot_pool(), (SILENCE,), free_turn, *patterns])
+
+    def _act_pool(self) -> tuple[UserTurn, ...]:
+        return tuple(self._act_turn(act) for act in (*SPOKEN_ACTS, None))
+
+    def _intent_pool(self) -> tuple[UserTurn, ...]:
+        """Every intent alone and with every act, its examples taken in turn as the text."""
+        pool = []
+        for name in self.runtime.intent_names:
+            texts = self.intent_texts(name)
+            pool += [self._intent_turn(name, act, texts[i % len(texts)])
+                     for i, act in enumerate((None, *SPOKEN_ACTS))]
+        return tuple(pool)
+
+    def _answer_pool(self, node: int) -> tuple[UserTurn, ...]:
+        """The node's collect slots answered together (the i-th valid value of each), and
+        each alone with each valid value."""
+        names = [n for n in self.runtime.nodes[node].collect_names if self.values[n].valid]
+        if not names:
+            return ()
+        widest = max(len(self.values[n].valid) for n in names)
+        pool = [self._slot_turn({n: self.values[n].valid[i % len(self.values[n].valid)]
+                                 for n in names}, "answer") for i in range(widest)]
+        if len(names) > 1:
+            pool += [self._slot_turn({n: v}, "answer") for n in names for v in self.values[n].valid]
+        return tuple(pool)
+
+    def _slot_pool(self) -> tuple[UserTurn, ...]:
+        """Every declared slot with each of its valid and invalid values."""
+        return tuple(self._slot_turn({name: v}, "slot") for name, values in self.values.items()
+                     for v in (*values.valid, *values.invalid))
+
+    def _end_request(self, node: int):
+        kinds = []
+        if self.runtime.nodes[node].is_end or not self.end_intent_names:
+            nlu = (lambda act: None) if self.mode == RULES else (lambda act: {"dialogue_act": act})
+            kinds.append(tuple(SILENCE if act == "silence" else UserTurn(
+                self.act_text(act), nlu(act), "end") for act in self.closing))
+        for name in self.end_intent_names:
+            texts = self.intent_texts(name)
+            if self.mode == RULES:
+                kinds.append(tuple(UserTurn(t, None, "end") for t in texts))
+                continue
+            acts = (None, *(a for a in self.closing if a != "silence"))
+            kinds.append(tuple(self._intent_turn(name, act, texts[i % len(texts)], "end")
+                               for i, act in enumerate(acts)))
+        return weighted(kinds)
+
+    # -- rules NLU: text only --
+
+    def _rules_turn(self, node: int):
+        words = sorted(w for w in lex.EXACT_ACTS if transcript_safe(w))
+        fillers = sorted(w for w in lex.FILLER_WORDS if transcript_safe(w))
+        texts = [t for name in self.runtime.intent_names for t in self.intent_texts(name)]
+        texts += self.condition_texts()
+        answers = [t for n in self.runtime.nodes[node].collect_names for t in self._slot_texts(n)]
+        others = [t for n in self.values for t in self._slot_texts(n, invalid=True)]
+        pools = [tuple(UserTurn(t, None, "text") for t in pool)
+                 for pool in (words, fillers, texts, answers, answers, others)]
+        free = self.free_text.map(lambda t: UserTurn(t, None, "text"))
+        return weighted([*pools, (SILENCE,), free])
+
+    def _slot_texts(self, name: str, invalid: bool = False) -> list[str]:
+        """How a user would say the slot's values: synonyms and members, numbers, emails."""
+        rule = self.runtime.slot_rules[self.runtime.slot_index[name]]
+        values = self.values[name]
+        pool = list(values.valid) + (list(values.invalid) if invalid else [])
+        texts = [value_text(v, "") for v in pool if not isinstance(v, (dict, list))]
+        texts += [p for phrases in rule.slot.synonyms.values() for p in phrases]
+        return [t for t in dict.fromkeys(texts) if t and transcript_safe(t)]
+
+    # -- the probe set of the livelock search --
+
+    def probes_at(self, node: int, relevant_slots: tuple[str, ...]) -> tuple[UserTurn, ...]:
+        """Inputs that can make a difference to routing at `node`: silence, not understood,
+        every act, every intent conditions name (alone and with every act), values of the
+        slots that matter there, the node's collect slots all at once, compared texts and
+        confidences. Always NLU results, in both modes."""
+        if node in self._probes:
+            return self._probes[node]
+        probes = [SILENCE, self._act_turn(None)]
+        probes += [self._act_turn(a) for a in SPOKEN_ACTS if a not in ("negate", "silence")]
+        named = [v for v in compared_values(self.runtime, F_INTENT) if isinstance(v, int)]
+        for index in sorted(named):
+            name = self.runtime.intent_names[index]
+            text = self.intent_texts(name)[0]
+            probes += [self._intent_turn(name, a, text, "probe") for a in (None, *SPOKEN_ACTS)
+                       if a not in ("negate", "silence")]
+        for name in relevant_slots:
+            probes += [self._slot_turn({name: v}, "probe") for v in self.values[name].valid[:4]]
+        table = self.runtime.nodes[node]
+        together = {n: self.values[n].valid[0] for n in table.collect_names
+                    if self.values[n].valid}
+        if together:
+            probes.append(self._slot_turn(together, "probe"))
+            probes.append(UserTurn(self.act_text("affirm"),
+                                   {"dialogue_act": "affirm", "slots": together}, "probe"))
+        probes += [UserTurn(t, {"dialogue_act": "inform"}, "probe") for t in self.condition_texts()]
+        for level in compared_values(self.runtime, F_CONFIDENCE):
+            for shifted in sorted({min(1.0, max(0.0, level + d)) for d in (-0.05, 0.05)}):
+                probes.append(UserTurn(self.act_text("inform"),
+                                       {"dialogue_act": "inform", "confidence": shifted}, "probe"))
+        self._probes[node] = tuple(probes)
+        return self._probes[node]

@@ -1,0 +1,345 @@
+"""What `mgi fuzz` checks: the built-in properties, the designer's, and the designer's file.
+
+In: per generated conversation, each step as it runs (a `TurnResult`, the node it entered, the
+sentences the NLG left out for want of a value); a properties file (`load_properties`).
+Out: per step, the first property it breaks as a `Violation` (property name, one-line message,
+the expectation a counterexample transcript asserts at that step); the designer's properties
+(`DesignerProperties`), or a `PropertiesError` naming the file and line.
+After: every name in a properties file is a node, intent or slot of the scenario (an unknown
+one is an error with a did-you-mean); checking never changes the conversation.
+
+Built-in properties (`BUILT_IN`): the per-step ones live here; `ends_when_asked` and
+`no_livelock` need to drive the engine and live in `fuzz`, `end_nodes_reachable` is read from
+the coverage after the run.
+
+The properties file: one property per line; `#` after a space (or at the start) begins a
+comment; blank lines are ignored; an optional `LABEL:` names a property in reports (else it is
+`FILE:LINE`); names may be written in backticks (needed for intent names with spaces).
+
+    ends_fast: after intent user_wants_to_end, the session completes within 3 turns
+    node health_check is never entered before node meal_check has been visited
+    slot card_type is filled whenever node confirm is entered
+    end intent user_wants_to_end        # also counts as asking to end (besides the detected ones)
+
+"after intent X": once the user says X and keeps asking to end (end intents, or the closing
+acts at an end node), the session completes within N turns, the turn with X included.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from typing import Any, NamedTuple
+
+from .fuzz_inputs import UserTurn, transcript_safe
+from .nlg import TemplateNLG, unfilled_placeholders
+
+BUILT_IN: dict[str, str] = {
+    "no_crash": "no turn raises",
+    "ends_when_asked": "a user who keeps asking to end reaches the end within --max-turns turns",
+    "no_livelock": "no node holds the user for more than --max-turns turns whatever they say",
+    "end_nodes_reachable": "every end node is entered by some generated conversation",
+    "response_not_empty": "every bot response has words",
+    "placeholders_filled": "no response shows a placeholder or leaves out a sentence for want "
+                           "of a value",
+}
+_LEFTOVER = re.compile(r"\{(slots|skill\.data)\.[^{}]*\}")
+
+
+class Expectation(NamedTuple):
+    """What a counterexample transcript asserts at the violating step (`mgi test` keys)."""
+
+    key: str  # complete, not-next, says, not-says
+    value: Any
+
+
+class Violation(Exception):
+    """A property that failed in one conversation: what hypothesis shrinks. Each property
+    has its own subclass (`violation`), so that hypothesis tells the failures apart."""
+
+    def __init__(self, prop: str, message: str, expect: Expectation | None = None):
+        super().__init__(f"{prop}: {message}")
+        self.prop, self.message, self.expect = prop, message, expect
+        self.turns: tuple[UserTurn, ...] = ()
+        self.results: tuple = ()  # the TurnResults of the conversation, the opening first
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def violation(prop: str, message: str, expect: Expectation | None = None) -> Violation:
+    """A `Violation` of the class that belongs to `prop`."""
+    if prop not in _CLASSES:
+        _CLASSES[prop] = type(f"Violation[{prop}]", (Violation,), {})
+    return _CLASSES[prop](prop, message, expect)
+
+
+class Conversation:
+    """A generated conversation as the properties see it, step by step."""
+
+    def __init__(self) -> None:
+        self.turns: list[UserTurn] = []
+        self.results: list = []  # TurnResult per step, the opening first
+        self.visited: set[str] = set()  # nodes entered before the current step
+        self.ending_from: int | None = None  # index of the first turn that asked to end
+        self.complete = False
+
+    @property
+    def node(self) -> str:
+        return self.results[-1].next_node or self.results[-1].node
+
+    def intent_at(self, index: int) -> str | None:
+        nlu = self.results[index + 1].nlu
+        return nlu.get("intent") if nlu else None
+
+
+def entered_node(result: Any) -> str | None:
+    """The node a step entered: the start node at the opening, the target of a move."""
+    if result.user is None:
+        return result.node
+    decision = result.decision
+    return result.next_node if decision is not None and decision.kind == "move" else None
+
+
+# --- built-in, per step ------------------------------------------------------------------------
+
+
+class AuditedNLG(TemplateNLG):
+    """The template NLG, noting each response text it used whose placeholder had no value (the
+    template NLG leaves that sentence out: the user hears half a message). A skill's data is
+    only expected after the skill succeeded; a failed skill leaves its sentence out by design.
+    It listens at `TemplateNLG._response`, where the template NLG reads every response text."""
+
+    def __init__(self) -> None:
+        self.left_out: list[tuple[str, str, str, str]] = []  # (node, kind, placeholder, sentence)
+
+    def _response(self, table: Any, kind: str, state: Any, words: dict[str, str]) -> str:
+        text = table.responses.get(kind)
+        if text and "{" in text:
+            here = table.id == state.current_node
+            data = state.skill_data if here else {}
+            for placeholder, sentence in unfilled_placeholders(text, state.slots, data):
+                if placeholder.startswith("{skill.") and not (here and state.skill_status == "ok"):
+                    continue
+                self.left_out.append((table.id, kind, placeholder, sentence))
+        return super()._response(table, kind, state, words)
+
+
+def check_response(result: Any, runtime: Any, left_out: list) -> Violation | None:
+    """`response_not_empty` and `placeholders_filled` for one step."""
+    response = result.response
+    where = _step_name(result)
+    if response is not None and not response.strip():
+        default = runtime.node_named(_speaker(result)).responses.get("default", "")
+        fragment = said_fragment(default, "")
+        return violation("response_not_empty", f"{where}: the bot said nothing "
+                         f"(node {_speaker(result)})", _says(fragment))
+    leftover = _LEFTOVER.search(response or "")
+    if leftover:
+        return violation("placeholders_filled", f"{where}: the response shows "
+                         f"{leftover.group(0)}", Expectation("not-says", leftover.group(0)))
+    if left_out:
+        node, kind, placeholder, sentence = left_out[0]
+        fragment = said_fragment(sentence, response or "")
+        return violation("placeholders_filled", f"{where}: {placeholder} has no value, so node "
+                         f"{node} left out \"{sentence}\" (responses.{kind})", _says(fragment))
+    return None
+
+
+def said_fragment(sentence: str, response: str) -> str | None:
+    """The longest plain piece of a response sentence (placeholders removed) that a transcript
+    can expect (`says:`) and the actual response does not already contain."""
+    pieces = sorted((p.strip(" \t,.;:!?") for p in _LEFTOVER.split(sentence)[::2]),
+                    key=len, reverse=True)
+    for piece in pieces:
+        if len(piece) >= 2 and transcript_safe(piece) and piece not in response:
+            return piece
+    return None
+
+
+def _says(fragment: str | None) -> Expectation | None:
+    return Expectation("says", fragment) if fragment else None
+
+
+def _speaker(result: Any) -> str:
+    decision = result.decision
+    moved = decision is not None and decision.kind == "move"
+    return result.next_node if moved else result.node
+
+
+def _step_name(result: Any) -> str:
+    return "the opening" if result.user is None else f"turn {result.turn}"
+
+
+# --- designer properties -----------------------------------------------------------------------
+
+
+class DesignerProperty(NamedTuple):
+    """One line of a properties file: `kind` is after_intent, never_before or filled_on_entry."""
+
+    name: str
+    line: int
+    text: str
+    kind: str
+    subject: str  # the intent, the node never entered too early, or the slot
+    other: str | int  # N turns, the node visited first, or the node entered
+
+    def check(self, convo: Conversation, result: Any, entered: str | None) -> Violation | None:
+        """This property at the step `result` (already recorded in `convo`)."""
+        if self.kind == "after_intent":
+            return self._after_intent(convo, result)
+        if entered is None:
+            return None
+        if self.kind == "never_before" and entered == self.subject and \
+                self.other not in convo.visited:
+            return violation(self.name, f"{_step_name(result)} entered {entered} before "
+                             f"{self.other} was visited", Expectation("not-next", entered))
+        if self.kind == "filled_on_entry" and entered == self.other and \
+                result.slots.get(self.subject) is None:
+            return violation(self.name, f"{_step_name(result)} entered {entered} with slot "
+                             f"{self.subject} unfilled", Expectation("not-next", entered))
+        return None
+
+    def _after_intent(self, convo: Conversation, result: Any) -> Violation | None:
+        if convo.ending_from is None or result.complete:
+            return None
+        asked = [i for i in range(convo.ending_from, len(convo.turns))
+                 if convo.intent_at(i) == self.subject]
+        if asked and len(convo.turns) - asked[0] >= self.other:
+            turns = "1 turn" if self.other == 1 else f"{self.other} turns"
+            return violation(self.name, f"the user said {self.subject} at turn "
+                             f"{convo.results[asked[0] + 1].turn} and kept asking to end; the "
+                             f"session was still open after {turns}",
+                             Expectation("complete", True))
+        return None
+
+
+class DesignerProperties(NamedTuple):
+    """The designer's properties and the intents the file says ask to end."""
+
+    properties: tuple[DesignerProperty, ...] = ()
+    end_intents: tuple[str, ...] = ()
+
+
+class PropertiesError(Exception):
+    """A properties file that cannot be used: `path:line: message`, one line."""
+
+
+_NAME = r"(`[^`]+`|\"[^\"]+\"|[^\s,`\"]+)"
+_FORMS = {
+    "after_intent": re.compile(
+        rf"after\s+intent\s+{_NAME}\s*,?\s*(?:the\s+session\s+)?completes?\s+within\s+"
+        r"(\d+)\s+turns?\.?", re.I),
+    "never_before": re.compile(
+        rf"(?:node\s+)?{_NAME}\s+is\s+never\s+entered\s+before\s+(?:node\s+)?{_NAME}"
+        r"(?:\s+(?:is|has\s+been)\s+visited)?\.?", re.I),
+    "filled_on_entry": re.compile(
+        rf"slot\s+{_NAME}\s+is\s+(?:always\s+)?filled\s+whenever\s+(?:node\s+)?{_NAME}"
+        r"\s+is\s+entered\.?", re.I),
+}
+_END_INTENTS = re.compile(r"end\s+intents?\s+(.+)", re.I)
+_LABEL = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)")
+_COMMENT = re.compile(r"(^|\s)#")
+FORMS_HELP = ("`after intent NAME, the session completes within N turns`, `node A is never "
+              "entered before node B has been visited`, `slot S is filled whenever node N is "
+              "entered`, `end intent NAME`")
+
+
+def load_properties(path: str, runtime: Any) -> DesignerProperties:
+    """Read and check a properties file against the scenario; `PropertiesError` if it fails."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise PropertiesError(f"cannot read properties file {path}: "
+                              f"{error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise PropertiesError(f"{path}:{line}: not UTF-8 text") from None
+    return parse_properties(text, runtime, path)
+
+
+def parse_properties(text: str, runtime: Any, path: str = "<properties>") -> DesignerProperties:
+    """Parse properties text; every error names its line and says what to write instead."""
+    found: list[DesignerProperty] = []
+    ends: list[str] = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = _strip_comment(raw)
+        if not line:
+            continue
+        fail = _failer(path, number)
+        ending = _END_INTENTS.fullmatch(line)
+        if ending:
+            ends += [_intent(runtime, _unquote(n.strip()), fail)
+                     for n in ending.group(1).split(",")]
+            continue
+        label = _LABEL.fullmatch(line)
+        name, body = (label.group(1), label.group(2)) if label else (
+            f"{os.path.basename(path)}:{number}", line)
+        if name in BUILT_IN or any(p.name == name for p in found):
+            raise fail(f"the label `{name}` is already taken; give this property another one")
+        found.append(_property(runtime, name, number, body, fail))
+    ends += [p.subject for p in found if p.kind == "after_intent"]
+    return DesignerProperties(tuple(found), tuple(dict.fromkeys(ends)))
+
+
+def _property(runtime: Any, name: str, number: int, body: str, fail) -> DesignerProperty:
+    for kind, form in _FORMS.items():
+        match = form.fullmatch(body)
+        if match is None:
+            continue
+        a, b = _unquote(match.group(1)), _unquote(match.group(2))
+        if kind == "after_intent":
+            if int(b) < 1:
+                raise fail("the number of turns must be at least 1")
+            return DesignerProperty(name, number, body, kind, _intent(runtime, a, fail), int(b))
+        if kind == "never_before":
+            first, second = _node(runtime, a, fail), _node(runtime, b, fail)
+            if first == second:
+                raise fail(f"a node cannot come before itself (`{first}` twice)")
+            return DesignerProperty(name, number, body, kind, first, second)
+        return DesignerProperty(name, number, body, kind, _slot(runtime, a, fail),
+                                _node(runtime, b, fail))
+    raise fail(f"cannot read `{_clip(body)}`; a property is one of: {FORMS_HELP}")
+
+
+def _strip_comment(raw: str) -> str:
+    match = _COMMENT.search(raw)
+    return (raw[:match.start()] if match else raw).strip()
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1] if len(name) > 1 and name[0] == name[-1] and name[0] in "`\"" else name
+
+
+def _failer(path: str, number: int):
+    return lambda message: PropertiesError(f"{path}:{number}: {message}")
+
+
+def _known(what: str, name: str, known: tuple[str, ...], fail) -> str:
+    if name in known:
+        return name
+    close = difflib.get_close_matches(name, known, n=1) or \
+        [k for k in known if name and name.casefold() in k.casefold()][:1]
+    hint = f"; did you mean `{close[0]}`?" if close else \
+        (f" (the scenario has: {', '.join(known)})" if known else f" (the scenario has no {what}s)")
+    raise fail(f"unknown {what} `{name}`{hint}")
+
+
+def _node(runtime: Any, name: str, fail) -> str:
+    return _known("node", name, tuple(n.id for n in runtime.nodes), fail)
+
+
+def _intent(runtime: Any, name: str, fail) -> str:
+    return _known("intent", name, runtime.intent_names, fail)
+
+
+def _slot(runtime: Any, name: str, fail) -> str:
+    return _known("slot", name, runtime.slot_names, fail)
+
+
+def _clip(text: str, size: int = 60) -> str:
+    return text if len(text) <= size else text[:size] + "…"

@@ -1,0 +1,465 @@
+"""The LLM transport: one chat-completions request at a time over a kept-alive connection.
+
+In: `LLMSettings` (base URL, model, API key, timeouts, retries, per-turn budget), then chat
+messages with an optional `response_format` and the turn's `Budget`.
+Out: the model's answer text (`choices[0].message.content`), or an `LLMError` whose message
+is one short line saying what went wrong ("timeout after 2.0 s", "server error 503 after 3
+attempts"); the NLU and NLG put that line in their fallback trace.
+After: a call never takes longer than the turn's budget allows (each request's timeout is cut
+to what is left). Only 408, 429 and 5xx answers and connections dropped mid-answer are
+retried, at most `retries` times, with exponential backoff or the server's `Retry-After` when
+that fits in the budget; a refused connection is not (a server that is down stays down longer
+than a turn). A connection the server closed while idle is reopened and the request resent at
+once (a kept-alive socket going stale is normal). The API key goes only into the
+`Authorization` header: it is never in a repr, an error or the journal.
+
+The protocol is the one OpenAI, vLLM, Ollama, llama.cpp's server and most gateways speak:
+`POST {base}/chat/completions` with `{"model", "messages", "response_format"?}`. Standard
+library only (http.client); the connection is guarded by a lock, so one client may serve
+several threads, one request at a time.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import os
+import socket
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import msgspec
+
+ENV_URL, ENV_MODEL, ENV_API_KEY = "MAGO_LLM_URL", "MAGO_LLM_MODEL", "MAGO_LLM_API_KEY"
+ENV_TIMEOUT, ENV_BUDGET = "MAGO_LLM_TIMEOUT", "MAGO_LLM_BUDGET"
+RETRYABLE_STATUSES = frozenset((408, 429, 500, 502, 503, 504))
+# A kept-alive socket the server has closed fails in one of these ways on reuse.
+STALE_CONNECTION = (http.client.RemoteDisconnected, http.client.BadStatusLine,
+                    http.client.CannotSendRequest, http.client.ResponseNotReady,
+                    ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+MAX_BODY_BYTES = 8 * 1024 * 1024
+JOURNAL_LIMIT = 64  # entries kept when nobody drains the journal
+
+
+class LLMError(Exception):
+    """An LLM call that produced no usable answer; the message is one short line."""
+
+
+class LLMTimeout(LLMError):
+    """The server did not answer within the request timeout or the turn's budget."""
+
+
+class LLMRejected(LLMError):
+    """A 4xx answer other than 408/429: resending the same request will not help."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class LLMUnavailable(LLMError):
+    """Server errors, rate limits or connection failures that outlasted the retries."""
+
+
+class LLMUnreachable(LLMUnavailable):
+    """No connection at all (refused, unknown host): a server that is down stays down for
+    longer than a turn, so this is not retried."""
+
+
+class LLMBadResponse(LLMError):
+    """A 200 answer that is not a chat completion (not JSON, no message content)."""
+
+    raw: str | None = None  # the body as received, for the journal
+
+
+class LLMConfigError(ValueError):
+    """Settings that cannot work (no URL, a bad timeout); one line saying what to set."""
+
+
+class LLMSettings:
+    """Where the model is and how long to wait for it. The API key never shows in `repr`."""
+
+    __slots__ = ("url", "model", "api_key", "timeout", "connect_timeout", "turn_budget",
+                 "retries", "backoff")
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout: float = 10.0,
+                 connect_timeout: float = 3.0, turn_budget: float = 15.0, retries: int = 2,
+                 backoff: float = 0.25):
+        self.url, self.model, self.api_key = url, model, api_key or None
+        self.timeout, self.connect_timeout = timeout, connect_timeout
+        self.turn_budget, self.retries, self.backoff = turn_budget, retries, backoff
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "none"
+        return (f"LLMSettings(url={self.url!r}, model={self.model!r}, api_key={key}, "
+                f"timeout={self.timeout}, connect_timeout={self.connect_timeout}, "
+                f"turn_budget={self.turn_budget}, retries={self.retries})")
+
+
+def settings_from(url: str | None = None, model: str | None = None, api_key: str | None = None,
+                  timeout: float | None = None, budget: float | None = None,
+                  connect_timeout: float | None = None, environ: dict | None = None,
+                  needed_by: str = "the LLM") -> LLMSettings:
+    """Settings from explicit values, else the `MAGO_LLM_*` environment; `LLMConfigError` if
+    the URL or model is missing or a number is not a positive number of seconds."""
+    env = os.environ if environ is None else environ
+    url = url or env.get(ENV_URL)
+    model = model or env.get(ENV_MODEL)
+    if not url or not model:
+        missing = " and ".join(n for n, v in (("URL", url), ("model", model)) if not v)
+        verb = "need" if " and " in needed_by else "needs"
+        raise LLMConfigError(
+            f"{needed_by} {verb} the server's {missing}: set {ENV_URL} and {ENV_MODEL} "
+            "or pass --llm-url and --llm-model (e.g. http://localhost:11434/v1 and llama3.1)")
+    endpoint(url)  # fails now, with a clear line, rather than on the first turn
+    read = _seconds(timeout, env.get(ENV_TIMEOUT), 10.0, "--llm-timeout", ENV_TIMEOUT)
+    turn = _seconds(budget, env.get(ENV_BUDGET), max(15.0, read), "--llm-budget", ENV_BUDGET)
+    connect = _seconds(connect_timeout, None, min(3.0, read), "--llm-connect-timeout", "")
+    return LLMSettings(url, model, api_key or env.get(ENV_API_KEY), read, connect, turn)
+
+
+def _seconds(given: float | None, env_text: str | None, default: float, flag: str,
+             env_name: str) -> float:
+    value: Any = given if given is not None else env_text
+    if value is None or value == "":
+        return default
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not 0 < seconds < 86400:
+        source = flag if given is not None else env_name
+        raise LLMConfigError(f"{source} must be a number of seconds above 0, got {value!r}")
+    return seconds
+
+
+def endpoint(url: str) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path) of the chat-completions endpoint for a base URL.
+
+    `http://host:8000/v1` -> path `/v1/chat/completions`; a URL already ending in
+    `/chat/completions` is used as is; a bare host gets `/v1/chat/completions`.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LLMConfigError(f"the LLM URL must look like http://localhost:11434/v1, got {url!r}")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path = (path or "/v1") + "/chat/completions"
+    if parts.query:
+        path += "?" + parts.query
+    return parts.scheme, parts.hostname, port, path
+
+
+# --- time --------------------------------------------------------------------------------------
+
+
+class Budget:
+    """The time one turn may spend on LLM calls, NLU and NLG together."""
+
+    __slots__ = ("seconds", "deadline", "clock")
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic):
+        self.seconds, self.clock = seconds, clock
+        self.deadline = clock() + seconds
+
+    def remaining(self) -> float:
+        return self.deadline - self.clock()
+
+    def spent_error(self) -> LLMTimeout:
+        return LLMTimeout(f"turn budget of {self.seconds:g} s spent")
+
+
+class TurnBudgets:
+    """One `Budget` per (session, turn): the NLU starts it, the NLG of the same turn shares it.
+    Only the latest turn of each session is kept, and at most `limit` sessions."""
+
+    def __init__(self, seconds: float, limit: int = 4096,
+                 clock: Callable[[], float] = time.monotonic):
+        self.seconds, self.limit, self.clock = seconds, limit, clock
+        self._turns: OrderedDict[str, tuple[int, Budget]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def for_turn(self, session_id: str, turn: int) -> Budget:
+        with self._lock:
+            held = self._turns.get(session_id)
+            if held is not None and held[0] == turn:
+                self._turns.move_to_end(session_id)
+                return held[1]
+            budget = Budget(self.seconds, self.clock)
+            self._turns[session_id] = (turn, budget)
+            self._turns.move_to_end(session_id)
+            while len(self._turns) > self.limit:
+                self._turns.popitem(last=False)
+            return budget
+
+
+# --- the journal (what --output-level debug prints) --------------------------------------------
+
+
+class LLMCall(msgspec.Struct, frozen=True):
+    """One `complete` call: the request as sent (no headers), every HTTP status, the answer."""
+
+    purpose: str  # "nlu", "nlu repair", "nlg"
+    url: str
+    request: dict
+    statuses: tuple = ()  # status per attempt; 0 = no HTTP answer (connection failed)
+    answer: str | None = None  # the message content, or the raw body when it was malformed
+    error: str | None = None
+    seconds: float = 0.0
+
+
+class LLMOutcome(msgspec.Struct, frozen=True):
+    """Which plug-in produced a turn's NLU result or wording, and why ("nlg", "template (llm
+    fallback: timeout after 2.0 s)")."""
+
+    purpose: str
+    source: str
+
+
+class LLMJournal:
+    """Calls and outcomes of the current turn, for the console; bounded, drained per turn."""
+
+    def __init__(self, limit: int = JOURNAL_LIMIT):
+        self.limit = limit
+        self._entries: list = []
+        self._lock = threading.Lock()
+
+    def record(self, entry: LLMCall | LLMOutcome) -> None:
+        with self._lock:
+            self._entries.append(entry)
+            if len(self._entries) > self.limit:
+                del self._entries[0]
+
+    def drain(self) -> list:
+        with self._lock:
+            entries, self._entries = self._entries, []
+        return entries
+
+
+# --- the client ----------------------------------------------------------------------------------
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+
+
+class _Completion(msgspec.Struct):
+    choices: list[_Choice]
+
+
+_COMPLETION = msgspec.json.Decoder(_Completion)
+
+
+class ChatClient:
+    """`complete(messages, budget)` against one server, with retries inside the budget."""
+
+    def __init__(self, settings: LLMSettings, journal: LLMJournal | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic):
+        self.settings = settings
+        self.journal = journal
+        self.budgets = TurnBudgets(settings.turn_budget, clock=clock)
+        self._scheme, self._host, self._port, self._path = endpoint(settings.url)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if settings.api_key:
+            self._headers["Authorization"] = "Bearer " + settings.api_key
+        self._sleep, self._clock = sleep, clock
+        self._connection: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
+        self.connections_opened = 0
+
+    @property
+    def address(self) -> str:
+        port = f":{self._port}" if self._port else ""
+        return f"{self._scheme}://{self._host}{port}{self._path}"
+
+    def complete(self, messages: list[dict], budget: Budget, purpose: str = "llm",
+                 response_format: dict | None = None) -> str:
+        """The model's answer to `messages`; `LLMError` when there is none in time."""
+        request: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        if response_format is not None:
+            request["response_format"] = response_format
+        body = msgspec.json.encode(request)
+        started, statuses = self._clock(), []
+        answer = error = None
+        try:
+            answer = self._with_retries(body, budget, statuses)
+            return answer
+        except LLMError as failure:
+            error = str(failure)
+            answer = getattr(failure, "raw", None)
+            raise
+        finally:
+            if self.journal is not None:
+                self.journal.record(LLMCall(purpose, self.address, request, tuple(statuses),
+                                            answer, error, self._clock() - started))
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    # --- attempts ------------------------------------------------------------------------------
+
+    def _with_retries(self, body: bytes, budget: Budget, statuses: list) -> str:
+        attempt = 0
+        while True:
+            timeout = min(self.settings.timeout, budget.remaining())
+            if timeout <= 0:
+                raise budget.spent_error()
+            try:
+                status, headers, data = self._post(body, timeout)
+            except (LLMTimeout, LLMUnreachable):
+                statuses.append(0)
+                raise
+            except LLMUnavailable as failure:  # a dropped or refused connection
+                statuses.append(0)
+                tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                self._pause(attempt, None, budget, f"{failure}{tries}")
+                attempt += 1
+                continue
+            statuses.append(status)
+            if status == 200:
+                return _content(data)
+            if status not in RETRYABLE_STATUSES:
+                raise _rejected(status, data)
+            self._pause(attempt, headers.get("Retry-After"), budget,
+                        _status_line(status, attempt + 1))
+            attempt += 1
+
+    def _pause(self, attempt: int, retry_after: str | None, budget: Budget, why: str) -> None:
+        """Wait before the next attempt, or raise `LLMUnavailable(why)` when none is left."""
+        if attempt >= self.settings.retries:
+            raise LLMUnavailable(why)
+        delay = self.settings.backoff * (2 ** attempt)
+        asked = _retry_after_seconds(retry_after, time.time())
+        if asked is not None:
+            if asked >= budget.remaining():
+                raise LLMUnavailable(f"{why}; the server asks to wait {asked:g} s, "
+                                     "beyond the turn budget")
+            delay = max(delay, asked)
+        if delay >= budget.remaining():
+            raise LLMUnavailable(f"{why}; no time left in the turn budget to retry")
+        self._sleep(delay)
+
+    def _post(self, body: bytes, timeout: float) -> tuple[int, Any, bytes]:
+        """One request; a stale kept-alive connection is reopened and the request resent once."""
+        with self._lock:
+            for fresh in (False, True):
+                reused = self._connection is not None and self._connection.sock is not None
+                try:
+                    return self._exchange(body, timeout)
+                except (TimeoutError, socket.timeout):
+                    self._drop()
+                    raise LLMTimeout(f"timeout after {timeout:.1f} s") from None
+                except STALE_CONNECTION:
+                    self._drop()
+                    if reused and not fresh:
+                        continue
+                    raise LLMUnavailable("connection closed by the server") from None
+                except OSError as error:
+                    self._drop()
+                    reason = error.strerror or type(error).__name__
+                    raise LLMUnreachable(f"cannot reach {self.address}: {reason}") from None
+                except http.client.HTTPException as error:
+                    self._drop()
+                    raise LLMUnavailable(f"broken HTTP answer ({type(error).__name__})") from None
+            raise AssertionError("unreachable")
+
+    def _exchange(self, body: bytes, timeout: float) -> tuple[int, Any, bytes]:
+        connection = self._connect(timeout)
+        connection.sock.settimeout(timeout)
+        connection.request("POST", self._path, body, self._headers)
+        response = connection.getresponse()
+        data = response.read(MAX_BODY_BYTES + 1)
+        if response.will_close or len(data) > MAX_BODY_BYTES:
+            self._drop()
+        return response.status, response.headers, data[:MAX_BODY_BYTES]
+
+    def _connect(self, timeout: float) -> http.client.HTTPConnection:
+        connection = self._connection
+        if connection is None or connection.sock is None:
+            self._drop()
+            kind = http.client.HTTPSConnection if self._scheme == "https" \
+                else http.client.HTTPConnection
+            connection = kind(self._host, self._port,
+                              timeout=min(self.settings.connect_timeout, timeout))
+            connection.connect()
+            # http.client sends the headers and the body in two writes; without this, Nagle's
+            # algorithm can hold the body until the server's delayed ACK (up to 40 ms).
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._connection = connection
+            self.connections_opened += 1
+        return connection
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def _content(data: bytes) -> str:
+    try:
+        completion = _COMPLETION.decode(data)
+    except msgspec.DecodeError as error:
+        failure = LLMBadResponse(f"malformed response: not a chat completion ({error})")
+        failure.raw = data.decode("utf-8", "replace")
+        raise failure from None
+    if not completion.choices or completion.choices[0].message.content is None:
+        failure = LLMBadResponse("malformed response: no choices[0].message.content")
+        failure.raw = data.decode("utf-8", "replace")
+        raise failure
+    return completion.choices[0].message.content
+
+
+def _rejected(status: int, data: bytes) -> LLMRejected:
+    hint = {401: "check the API key", 403: "check the API key",
+            404: "check --llm-url and --llm-model"}.get(status)
+    detail = _error_message(data)
+    text = f"request rejected ({status}{': ' + detail if detail else ''})"
+    return LLMRejected(text + (f"; {hint}" if hint else ""), status)
+
+
+def _error_message(data: bytes) -> str:
+    """The `error.message` of an OpenAI-style error body, shortened to one line."""
+    try:
+        value = json.loads(data)
+        message = value.get("error", {}).get("message") if isinstance(value, dict) else None
+    except (ValueError, AttributeError):
+        message = None
+    if not isinstance(message, str):
+        return ""
+    line = " ".join(message.split())
+    return line[:160] + ("..." if len(line) > 160 else "")
+
+
+def _status_line(status: int, attempts: int) -> str:
+    kind = "rate limited" if status == 429 else "server error"
+    return f"{kind} {status} after {attempts} attempt{'s' if attempts > 1 else ''}"
+
+
+def _retry_after_seconds(value: str | None, now: float) -> float | None:
+    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now) if when is not None else None

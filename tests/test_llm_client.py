@@ -1,0 +1,274 @@
+"""The chat-completions transport against a real HTTP server on loopback (tests/llm_server.py):
+keep-alive, retries with backoff and Retry-After inside the budget, timeouts, dropped and stale
+connections, malformed answers, settings from flags and the environment."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from interpreter.llm_client import (Budget, ChatClient, LLMBadResponse, LLMConfigError,
+                                    LLMJournal, LLMRejected, LLMSettings, LLMTimeout,
+                                    LLMUnavailable, LLMUnreachable, _retry_after_seconds, endpoint,
+                                    settings_from)
+
+from llm_server import LLMServer, Reply
+
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "안녕"}]
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = LLMServer().start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def llm(server):
+    server.reset()
+    return server
+
+
+def client_for(server, sleeps=None, **settings) -> ChatClient:
+    options = {"timeout": 1.0, "turn_budget": 3.0, "retries": 2, "backoff": 0.01, **settings}
+    sleep = sleeps.append if sleeps is not None else time.sleep
+    return ChatClient(LLMSettings(server.url, "test-model", **options), LLMJournal(), sleep=sleep)
+
+
+def ask(client: ChatClient, seconds: float = 3.0) -> str:
+    return client.complete(MESSAGES, Budget(seconds), "nlg")
+
+
+# --- a good answer ------------------------------------------------------------------------------
+
+
+def test_request_shape_and_answer(llm):
+    llm.nlg("반가워요.")
+    client = client_for(llm, api_key="sk-test-123")
+    assert ask(client) == "반가워요."
+    (request,) = llm.requests
+    assert request == {"model": "test-model", "messages": MESSAGES}
+    assert llm.headers[0]["Authorization"] == "Bearer sk-test-123"
+    assert "sk-test-123" not in repr(client.settings)
+    (call,) = client.journal.drain()
+    assert (call.purpose, call.statuses, call.answer, call.error) == ("nlg", (200,), "반가워요.", None)
+    assert "sk-test-123" not in repr(call)
+
+
+def test_response_format_is_sent_when_given(llm):
+    client = client_for(llm)
+    client.complete(MESSAGES, Budget(3), "nlu", {"type": "json_object"})
+    assert llm.requests[0]["response_format"] == {"type": "json_object"}
+
+
+def test_one_kept_alive_connection_serves_many_calls(llm):
+    client = client_for(llm)
+    before = llm.connections
+    for _ in range(5):
+        ask(client)
+    assert client.connections_opened == 1 and llm.connections - before == 1
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+
+def test_server_errors_are_retried_with_growing_backoff(llm):
+    llm.nlg(Reply(status=500), Reply(status=503), "됐어요.")
+    sleeps: list[float] = []
+    client = client_for(llm, sleeps, backoff=0.05)
+    assert ask(client) == "됐어요."
+    assert sleeps == [0.05, 0.1]
+    assert client.journal.drain()[0].statuses == (500, 503, 200)
+
+
+def test_retries_are_bounded(llm):
+    llm.nlg(*[Reply(status=502)] * 5)
+    client = client_for(llm, retries=2)
+    with pytest.raises(LLMUnavailable, match=r"^server error 502 after 3 attempts$"):
+        ask(client)
+    assert len(llm.requests) == 3
+
+
+def test_retry_after_is_honoured_when_it_fits_the_budget(llm):
+    llm.nlg(Reply(status=429, headers={"Retry-After": "0.3"}), "네.")
+    sleeps: list[float] = []
+    assert ask(client_for(llm, sleeps)) == "네."
+    assert sleeps == [0.3]
+
+
+def test_retry_after_beyond_the_budget_gives_up_at_once(llm):
+    llm.nlg(Reply(status=429, headers={"Retry-After": "30"}), "never asked")
+    sleeps: list[float] = []
+    with pytest.raises(LLMUnavailable, match="rate limited 429 after 1 attempt; the server asks "
+                                             "to wait 30 s, beyond the turn budget"):
+        ask(client_for(llm, sleeps), seconds=2.0)
+    assert sleeps == [] and len(llm.requests) == 1
+
+
+def test_no_retry_when_the_backoff_does_not_fit_the_budget(llm):
+    llm.nlg(Reply(status=500), "never asked")
+    with pytest.raises(LLMUnavailable, match="no time left in the turn budget"):
+        ask(client_for(llm, backoff=5.0), seconds=1.0)
+    assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("status,hint", [(400, "request rejected (400: bad model)"),
+                                         (401, "check the API key"),
+                                         (404, "check --llm-url and --llm-model")])
+def test_client_errors_are_not_retried(llm, status, hint):
+    llm.nlg(Reply(status=status, body=b'{"error": {"message": "bad model"}}'))
+    with pytest.raises(LLMRejected) as raised:
+        ask(client_for(llm))
+    assert raised.value.status == status and hint in str(raised.value)
+    assert len(llm.requests) == 1
+
+
+def test_retry_after_header_forms():
+    now = 1_700_000_000.0
+    assert _retry_after_seconds("2", now) == 2.0
+    assert _retry_after_seconds("Tue, 14 Nov 2023 22:13:30 GMT", now) == pytest.approx(10.0)
+    assert _retry_after_seconds("soon", now) is None
+    assert _retry_after_seconds(None, now) is None
+    assert _retry_after_seconds("-5", now) == 0.0
+
+
+# --- time ---------------------------------------------------------------------------------------
+
+
+def test_a_slow_server_times_out_without_retry(llm):
+    llm.nlg(Reply("late", delay=0.6))
+    client = client_for(llm, timeout=0.2)
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout, match=r"^timeout after 0\.2 s$"):
+        ask(client)
+    assert time.monotonic() - started < 0.5
+    assert len(llm.requests) == 1
+    assert client.journal.drain()[0].statuses == (0,)
+
+
+def test_the_turn_budget_cuts_the_request_timeout(llm):
+    llm.nlg(Reply("late", delay=0.6))
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        ask(client_for(llm, timeout=5.0), seconds=0.2)
+    assert time.monotonic() - started < 0.5
+
+
+def test_a_spent_budget_sends_nothing(llm):
+    budget = Budget(0.0)
+    with pytest.raises(LLMTimeout, match="turn budget of 0 s spent"):
+        client_for(llm).complete(MESSAGES, budget)
+    assert llm.requests == []
+
+
+def test_turn_budgets_are_shared_within_a_turn_only():
+    ticks = iter([0.0, 0.0, 5.0, 5.0])
+    client = ChatClient(LLMSettings("http://127.0.0.1:1/v1", "m", turn_budget=10.0),
+                        clock=lambda: next(ticks))
+    first = client.budgets.for_turn("s", 2)
+    assert client.budgets.for_turn("s", 2) is first
+    assert client.budgets.for_turn("s", 3) is not first
+
+
+# --- connections --------------------------------------------------------------------------------
+
+
+def test_a_dropped_connection_is_retried(llm):
+    llm.nlg(Reply(drop=True), "다시 왔어요.")
+    client = client_for(llm)
+    assert ask(client) == "다시 왔어요."
+    assert client.journal.drain()[0].statuses == (0, 200)
+
+
+def test_a_stale_kept_alive_connection_is_reopened_without_using_a_retry(llm):
+    llm.nlg(Reply("first", close_after=True), "second")
+    client = client_for(llm, retries=0)
+    assert ask(client) == "first"
+    time.sleep(0.05)  # the server has closed its end by now
+    assert ask(client) == "second"
+    assert client.connections_opened == 2
+
+
+def test_a_server_that_is_not_there():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sleeps: list[float] = []
+    client = ChatClient(LLMSettings(f"http://127.0.0.1:{port}/v1", "m", retries=2),
+                        sleep=sleeps.append)
+    with pytest.raises(LLMUnreachable, match=r"^cannot reach http://127\.0\.0\.1:\d+/v1/chat/"
+                                             r"completions: Connection refused$"):
+        ask(client)
+    assert sleeps == []  # down is down: no retry
+
+
+# --- malformed answers --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body,message", [
+    (b"<html>oops</html>", "malformed response: not a chat completion"),
+    (b'{"choices": []}', "malformed response: no choices[0].message.content"),
+    (b'{"choices": [{"message": {"content": null}}]}', "no choices[0].message.content"),
+    (b'{"object": "chat.completion"}', "not a chat completion"),
+    (b"", "not a chat completion"),
+])
+def test_malformed_bodies_are_errors_with_the_raw_body_in_the_journal(llm, body, message):
+    llm.nlg(Reply(body=body))
+    client = client_for(llm)
+    with pytest.raises(LLMBadResponse, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ask(client)
+    assert client.journal.drain()[0].answer == body.decode()
+
+
+# --- settings -----------------------------------------------------------------------------------
+
+
+def test_settings_from_the_environment_and_flags():
+    env = {"MAGO_LLM_URL": "http://h:1/v1", "MAGO_LLM_MODEL": "m1", "MAGO_LLM_API_KEY": "k",
+           "MAGO_LLM_TIMEOUT": "2.5"}
+    settings = settings_from(environ=env)
+    assert (settings.url, settings.model, settings.api_key, settings.timeout) == (
+        "http://h:1/v1", "m1", "k", 2.5)
+    flagged = settings_from("http://x/v1", "m2", "k2", "0.2", "1", environ=env)
+    assert (flagged.url, flagged.model, flagged.api_key, flagged.timeout, flagged.turn_budget) \
+        == ("http://x/v1", "m2", "k2", 0.2, 1.0)
+    assert flagged.connect_timeout == 0.2  # never longer than the read timeout
+    assert "k2" not in repr(flagged)
+
+
+@pytest.mark.parametrize("args,fragment", [
+    ({}, "needs the server's URL and model: set MAGO_LLM_URL and MAGO_LLM_MODEL"),
+    ({"url": "http://h/v1"}, "needs the server's model"),
+    ({"url": "ftp://h/v1", "model": "m"}, "must look like http://localhost:11434/v1"),
+    ({"url": "http://:80/v1", "model": "m"}, "must look like"),
+    ({"url": "http://h/v1", "model": "m", "timeout": "abc"},
+     "--llm-timeout must be a number of seconds above 0, got 'abc'"),
+    ({"url": "http://h/v1", "model": "m", "budget": "0"}, "--llm-budget must be"),
+    ({"url": "http://h/v1", "model": "m", "timeout": "nan"}, "--llm-timeout must be"),
+])
+def test_bad_settings_are_one_line_errors(args, fragment):
+    with pytest.raises(LLMConfigError) as raised:
+        settings_from(**args, environ={})
+    assert fragment in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_bad_timeout_in_the_environment_names_the_variable():
+    env = {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m", "MAGO_LLM_TIMEOUT": "-1"}
+    with pytest.raises(LLMConfigError, match="MAGO_LLM_TIMEOUT must be"):
+        settings_from(environ=env)
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("http://localhost:11434/v1", ("http", "localhost", 11434, "/v1/chat/completions")),
+    ("http://localhost:8000/v1/", ("http", "localhost", 8000, "/v1/chat/completions")),
+    ("https://api.example.com/v1/chat/completions",
+     ("https", "api.example.com", None, "/v1/chat/completions")),
+    ("http://gw:8080", ("http", "gw", 8080, "/v1/chat/completions")),
+    ("http://gw/openai/v1?api-version=2", ("http", "gw", None,
+                                           "/openai/v1/chat/completions?api-version=2")),
+])
+def test_endpoint_of_a_base_url(url, expected):
+    assert endpoint(url) == expected
