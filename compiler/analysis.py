@@ -158,6 +158,7 @@ class _Verdicts:
     def __init__(self, domains: dict, end_kind: dict):
         self.domains, self.end_kind = domains, end_kind
         self.cache: dict = {}
+        self.local: dict[bytes, bool] = {}
 
     def possible(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
         return t.condition is None or self._judge(t, node_id, t.condition, first_turn)
@@ -166,7 +167,9 @@ class _Verdicts:
         return t.condition is None or not self._judge(t, node_id, Not(t.condition), first_turn)
 
     def _judge(self, t: CheckedTransition, node_id: str, condition: Condition, first_turn: bool) -> bool:
-        local = first_turn or depends_on_node(t.condition)
+        local = self.local.get(t.key)
+        if local is None:  # the assumptions about the node matter only when it reads them
+            local = self.local[t.key] = depends_on_node(t.condition)
         key = (t.key, condition is not t.condition, node_id if local else None, first_turn)
         if key not in self.cache:
             assume = node_assumptions(node_id, self.end_kind)
@@ -187,11 +190,11 @@ class NodeRouting:
     cut: str | None
 
 
-def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[nx.DiGraph, set, dict]:
-    """(edges routing can take, end nodes where a session can complete, node -> the rule that
-    always matches there and cuts off the rules after it)."""
-    graph = nx.DiGraph()
-    graph.add_nodes_from(model.node_ids)
+def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[dict, set, dict]:
+    """(node -> the targets routing can take from it, end nodes where a session can complete,
+    node -> the rule that always matches there and cuts off the rules after it). Plain sets,
+    not networkx: this runs on every node of every compile."""
+    graph: dict[str, set[str]] = {}
     completing, cut = set(), {}
     verdicts = _Verdicts(domains, end_kind)
     entry = model.scenario.graph.entry
@@ -201,7 +204,7 @@ def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[nx.DiGra
         if not routing.can_stay and node_id != entry and checked.node.params.max_fallback_retries == 0:
             # Nothing holds the user here, so every turn routed here is the visit's first.
             routing = node_routing(checked, model, verdicts, end_kind, first_turn=True)
-        graph.add_edges_from((node_id, target) for target in routing.targets)
+        graph[node_id] = set(routing.targets)
         if routing.cut is not None:
             cut[node_id] = routing.cut
         if node_id in end_kind and (routing.reaches_last_tier or turn_limit_ends(checked, routing.can_stay)):
@@ -258,13 +261,19 @@ def check_traps(model: Model, end_kind: dict, domains: dict, diags: Diagnostics)
     """E301: nodes routing can reach from which no session can complete."""
     graph, completing, cut = routing_graph(model, end_kind, domains)
     entry = model.scenario.graph.entry
-    reachable = (nx.descendants(graph, entry) | {entry}) if entry in graph else set()
-    traps = reachable - backward_closure(graph, completing)
+    reachable = closure(graph, [entry]) if entry in graph else set()
+    predecessors: dict[str, list[str]] = {node_id: [] for node_id in graph}
+    for node_id, targets in graph.items():
+        for target in targets:
+            predecessors[target].append(node_id)
+    traps = reachable - closure(predecessors, completing)
     if not traps:
         return
     order = {n.node.id: n for n in model.nodes}
     position = {node_id: i for i, node_id in enumerate(model.node_ids)}
-    condensed = nx.condensation(graph.subgraph(traps))
+    trapped = nx.DiGraph((n, t) for n in traps for t in graph[n] if t in traps)
+    trapped.add_nodes_from(traps)
+    condensed = nx.condensation(trapped)
     for component in condensed.nodes:
         if condensed.out_degree(component):
             continue
@@ -297,15 +306,15 @@ def report_trap(members: list[str], order: dict, end_kind: dict, cut: dict,
     diags.report("E301", message, order[first].pointer, hint=hint)
 
 
-def backward_closure(graph: nx.DiGraph, targets) -> set:
-    """Every node from which some node of `targets` can be reached (targets included)."""
-    seen = set(targets)
+def closure(edges: dict, start) -> set:
+    """Every node reachable from `start` along `edges` (node -> neighbours), start included."""
+    seen = set(start)
     stack = list(seen)
     while stack:
-        for pred in graph.pred[stack.pop()]:
-            if pred not in seen:
-                seen.add(pred)
-                stack.append(pred)
+        for neighbour in edges[stack.pop()]:
+            if neighbour not in seen:
+                seen.add(neighbour)
+                stack.append(neighbour)
     return seen
 
 
