@@ -47,3 +47,20 @@ def run_mgc(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 def mgc():
     """The `run_mgc` function, for tests that want it as a fixture."""
     return run_mgc
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The scripted loopback LLM server (`tests/llm_server.py`), one per test module."""
+    from llm_server import LLMServer
+
+    running = LLMServer().start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def llm(server):
+    """The server with its scripted replies and request log cleared."""
+    server.reset()
+    return server

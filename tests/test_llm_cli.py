@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from llm_server import ROOT, LLMServer, Reply
+from llm_server import ROOT, Reply
 
 SECRET = "sk-never-print-me-42"
 AFFIRM = '{"intent": null, "dialogue_act": "affirm", "slots": {}}'
@@ -27,19 +27,6 @@ def senimate_ir(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("ir") / "senimate.ir"
     path.write_bytes(result.ir_bytes())
     return str(path)
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = LLMServer().start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
 
 
 def mgi(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:

@@ -14,22 +14,9 @@ from interpreter.llm_client import (Budget, ChatClient, LLMBadResponse, LLMConfi
                                     LLMUnavailable, LLMUnreachable, _retry_after_seconds, endpoint,
                                     settings_from)
 
-from llm_server import LLMServer, Reply
+from llm_server import Reply
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "안녕"}]
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = LLMServer().start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
 
 
 def client_for(server, sleeps=None, **settings) -> ChatClient:

@@ -18,7 +18,7 @@ from interpreter.nlg_llm import LLMNLG
 from interpreter.nlu_llm import LLMNLU
 from interpreter.nlu_rules import RulesNLU
 
-from llm_server import LLMServer, Reply, reference_runtime
+from llm_server import Reply, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
 RULES = RulesNLU(SENIMATE.program)
@@ -52,19 +52,6 @@ FAILURES = {
                         "rules (llm fallback: invalid answer after one repair: Expected "
                         "`str | null`, got `bool` - at `$.slots.meal_status`)"),
 }
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = LLMServer().start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
 
 
 def engine_for(server, **options) -> tuple[Engine, LLMJournal]:

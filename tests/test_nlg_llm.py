@@ -20,23 +20,10 @@ from interpreter.routing import COMPLETE, FALLBACK, MOVE, OPEN, STAY, Decision
 from interpreter.state import DialogueState, HistoryEntry, append_history
 
 from irkit import ProgramBuilder
-from llm_server import REFERENCE_SCENARIOS, LLMServer, Reply, reference_runtime
+from llm_server import REFERENCE_SCENARIOS, Reply, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
 TEMPLATE = TemplateNLG()
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = LLMServer().start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
 
 
 def http_nlg(server, **options) -> LLMNLG:

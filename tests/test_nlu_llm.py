@@ -22,7 +22,7 @@ from interpreter.slots import check_value
 from interpreter.state import DialogueState, HistoryEntry, append_history
 
 from irkit import ProgramBuilder
-from llm_server import LLMServer, Reply, reference_runtime
+from llm_server import Reply, reference_runtime
 from conftest import examples
 
 SENIMATE = reference_runtime("senimate")
@@ -41,19 +41,6 @@ def context(runtime=SENIMATE, node="meal_check", history=()) -> NLUContext:
     state = DialogueState("s", runtime.ir_hash, node, session_turns=3, history=raw)
     table = runtime.node_named(node)
     return NLUContext(runtime.program, table.node, state, runtime)
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = LLMServer().start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
 
 
 def http_nlu(server, runtime=SENIMATE, **options) -> LLMNLU:
