@@ -13,7 +13,10 @@ The trap check (E301) follows routing more closely (`routing_graph`): at each no
 are taken in tier order (globals, `next_nodes`, `default_next`, completion at an end node), and
 a rule whose condition always holds there cuts off every rule after it. So a terminal node
 whose stay always matches never completes, and a node where a global always fires first never
-takes its own transitions. An end node with a turn limit always can complete (tier 1). A trap
+takes its own transitions. An end node with a turn limit can complete (tier 1) when the user
+can be held there that long; a node nothing can hold is judged on the first turn of a visit
+(`node_turns` 1). It judges each rule alone: rules that only together cover every input, or
+counters over several visits, are beyond it (tests/test_liveness.py pins the first). A trap
 is reported once per closed group of nodes (a terminal strongly connected component of the
 trap nodes), at its first node in source order, since every node leading into it is stuck
 only because of it. "Always holds" is proven (the negation is unsatisfiable), so a cut is
@@ -28,10 +31,9 @@ import networkx as nx
 
 from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
 
-from .condition_ast import Condition, leaves
+from .condition_ast import Condition, Not, leaves
 from .diagnostics import Diagnostics, join
 from .resolve import CheckedTransition, Model
-from .condition_ast import Not
 from .satisfiability import Domain, field_domains, satisfiable
 
 
