@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from interpreter.ir import ACTS
+from interpreter.ir import ACTS, INT_MAX, INT_MIN
 
 from .condition_ast import Condition, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, did_you_mean, join
-from .schema import ABSENT, INT_MAX, INT_MIN, STAY_SENTINEL, NodeDef, Scenario, SlotDef
+from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")

@@ -20,14 +20,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from interpreter.ir import DEFAULT_CLOSING_ACTS
+from interpreter.ir import DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN
 
 from .diagnostics import Diagnostics, closest, join
 
 NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
 # The IR stores integers in 64 bits; a larger one is an E012 here, not a crash at emission.
-INT_MIN, INT_MAX = -2**63, 2**63 - 1
 Int = Annotated[int, Meta(ge=INT_MIN, le=INT_MAX)]
 Absent = msgspec.UnsetType
 ABSENT = msgspec.UNSET

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, did_you_mean, join
-from compiler.schema import INT_MAX, INT_MIN
-from interpreter.ir import ACTS, FIELD_INDEX, FIXED_FIELDS, OPERATORS, SKILL_STATUSES
+from interpreter.ir import ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, OPERATORS, SKILL_STATUSES
 
 VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
 # The kind of a slot whose definition the schema pass rejected: any operator and value pass,

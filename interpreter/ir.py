@@ -31,6 +31,8 @@ import msgspec
 
 MAGIC = b"MGIR"
 FORMAT_VERSION = 1
+# MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
+INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
 
 # Dialogue acts, a closed set; `negate` is read as `deny` before it gets here.
 ACTS: tuple[str, ...] = (

@@ -87,7 +87,6 @@ class SlotUpdate(msgspec.Struct, frozen=True):
     resolved: str | None = None  # "confirmed", "declined" or "expired"
 
 
-INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
@@ -97,7 +96,7 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         number = _as_number(value, kind == "integer")
         if number is None:
             return False, value, "type"
-        if type(number) is int and not INT64_MIN <= number <= INT64_MAX:
+        if type(number) is int and not ir.INT_MIN <= number <= ir.INT_MAX:
             return False, value, "range"  # a session must stay storable (MessagePack: 64 bits)
         if rule.min is not None and number < rule.min:
             return False, value, "min"
