@@ -43,9 +43,10 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 bench: $(BENCH_STAMP) build/senimate.ir
 	$(BIN)/python tests/benchmarks/bench.py $(BENCH_ARGS)
 
-# The long randomized run: every property with FUZZ_SCALE times its CI examples (about 25 min
-# on 2 cores at 20), the example database kept under build/hypothesis so a failure is replayed
-# first next time; every failure is printed (no -x) and the log kept in build/fuzz.log.
+# The long randomized run: every property with FUZZ_SCALE times its CI examples (hours on 2
+# cores at 20; Ctrl-C still prints the failures so far), the example database kept under
+# build/hypothesis so a failure is replayed first next time; every failure is printed (no -x)
+# and the log kept in build/fuzz.log.
 FUZZ_SCALE ?= 20
 
 fuzz: $(STAMP)
