@@ -128,6 +128,8 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
     """The type of field `name` in `env`, or None when it is not a field."""
     if name in FIELD_INDEX:
         _, kind, domain, nullable = FIXED_FIELDS[FIELD_INDEX[name]]
+        if domain == "nodes" and not env.nodes:  # the node list was rejected (E012): unknown
+            return FieldType(UNKNOWN, (), True, None)
         return FieldType(kind, _domain_members(domain, env), nullable, domain)
     if name.startswith("slots.") and name[len("slots."):] in env.slots:
         slot = env.slots[name[len("slots."):]]
