@@ -30,7 +30,7 @@ from .nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
 from .routing import MOVE, Decision, RoutingError, opening_decision, route_turn
 from .sessions import MemorySessionStore, SessionStore
 from .skills import SkillRegistry
-from .state import HISTORY_LIMIT, DialogueState, HistoryEntry, append_history
+from .state import HISTORY_LIMIT, DialogueState, HistoryEntry, append_history, unstorable_at
 
 
 class EngineError(Exception):
@@ -74,16 +74,6 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
         return {"turn": self.turn, "user": self.user, "node": self.node,
                 "next_node": self.next_node, "reason": self.reason, "complete": self.complete,
                 "response": self.response, "slots": self.slots, "nlu": self.nlu}
-
-
-def check_unicode(text: str) -> None:
-    """`EngineError` for text a session cannot store: a lone surrogate (a JSON line may spell
-    one, `\\ud800`) has no UTF-8 form, so saving the turn would fail after routing it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise EngineError(f"the input holds a lone surrogate (U+{ord(text[error.start]):04X}) at "
-                          f"character {error.start}; send valid Unicode text") from None
 
 
 class Engine:
@@ -141,8 +131,10 @@ class Engine:
              outcome: ExecutorOutcome | None = None) -> TurnResult:
         """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it."""
         state, version = self._load(session_id)
-        if not text.isascii():
-            check_unicode(text)
+        bad = unstorable_at(text)
+        if bad is not None:
+            raise EngineError(f"the input holds a lone surrogate (U+{ord(text[bad]):04X}) at "
+                              f"character {bad}; send valid Unicode text")
         runtime = self.runtime
         result = self._understand(text, state, nlu_override)
         try:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import ir
-from .state import PendingConfirmation
+from .state import PendingConfirmation, unstorable_at
 
 if TYPE_CHECKING:
     from .loader import Runtime
@@ -109,21 +109,12 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return True, value.strip().lower() == "true", ""
         return False, value, "type"
-    if not isinstance(value, str) or not (value.isascii() or _storable(value)):
+    if not isinstance(value, str) or unstorable_at(value) is not None:
         return False, value, "type"
     if kind == "enum":
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")
     return _check_text(rule, value.strip())
-
-
-def _storable(text: str) -> bool:
-    """False for text with a lone surrogate: it has no UTF-8 form, so a session cannot hold it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_text(rule: SlotRule, text: str) -> tuple[bool, Any, str]:

@@ -18,6 +18,18 @@ from typing import Any
 
 import msgspec
 
+def unstorable_at(text: str) -> int | None:
+    """Where `text` first holds a character a session cannot store, or None. A lone surrogate
+    (a JSON line may spell one, `\\ud800`) has no UTF-8 form, so saving would fail."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
 HISTORY_LIMIT = 6  # turns kept: enough context for an LLM NLG, and a 20-turn Korean session stays under 2 KB
 
 
