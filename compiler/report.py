@@ -12,7 +12,6 @@ import json
 import unicodedata
 
 from .diagnostics import Diagnostic, printable
-from .jsonpos import source_lines
 
 WINDOW = 100  # characters of a long source line shown around the column
 
@@ -25,7 +24,9 @@ def render_json(results) -> str:
 
 
 def render_human(path: str, text: str, diagnostics: list[Diagnostic]) -> str:
-    lines = source_lines(text) if text else []
+    from .jsonpos import source_lines  # as positions count lines; loaded only when there is a report
+
+    lines = source_lines(text) if text and diagnostics else []
     out = [render_one(path, lines, d) for d in diagnostics]
     return "\n".join(out)
 
