@@ -413,21 +413,8 @@ def test_completions_found_in_a_generated_scenario_complete_on_the_engine(data, 
     report = check_liveness(scenario, runtime, data.draw(pattern_values(scenario)))
     assert report.nodes >= 1 and report.replayed + len(report.traps) + len(
         report.inconclusive) == report.nodes
-    if report.traps:  # confirmed on the engine; see the strict xfails below for the kinds
-        event("trap behind history, a skill, or rules that together always match (beyond E301)"
-              if reads_history(scenario) else "trap behind rules that together always match (beyond E301)")
-
-
-# Fields whose value depends on the turns before (counters, the previous node, flags the
-# policy sets over several turns) or on a skill's outcome: E301 judges each rule at one node
-# for any value, not sequences of turns nor what a skill will return.
-HISTORY_FIELDS = ("system.node_turns", "system.session_turns", "system.no_input_count",
-                  "system.not_understood_count", "system.previous_node", "system.fallback_exhausted",
-                  "system.min_turns_met", "system.turn_limit_reached", "skill.status")
-
-
-def reads_history(scenario: dict) -> bool:
-    return any(name in HISTORY_FIELDS for _, name, _ in scenario_leaves(scenario))
+    if report.traps:  # confirmed on the engine; see the strict xfail below
+        event("trap beyond E301 (counters over time, a skill outcome, or rules that only together always match)")
 
 
 # --- the gap between E301 and liveness, found by this file and closed ----------------------
