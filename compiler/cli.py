@@ -93,7 +93,7 @@ def load_program(path: str) -> tuple[ir.Envelope, ir.Program]:
         return ir.Envelope(__version__, "", "", b""), program
     try:
         with open(path, "rb") as handle:
-            return ir.decode_ir(handle.read())
+            return ir.decode_ir(handle.read(), verify=True)  # views read every node
     except ir.IRError as error:
         raise UsageError(f"{path}: {error}") from None
     except OSError as error:

@@ -161,7 +161,7 @@ def fuzz_command(args: argparse.Namespace) -> int:
     from .fuzz import FuzzError, FuzzOptions, run_fuzz
     from .fuzz_report import Progress, render_human, render_json
 
-    runtime = load_runtime(args.ir_file)
+    runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     options = FuzzOptions(args.examples, args.max_turns, seed, args.nlu_name)
     try:
@@ -181,12 +181,13 @@ def note(message: str) -> None:
 # --- the session --------------------------------------------------------------------------
 
 
-def load_runtime(path: str) -> Any:
-    """The loaded IR, or `InputError` with the loader's one line (prefixed by the path)."""
+def load_runtime(path: str, verify: bool = False) -> Any:
+    """The loaded IR, or `InputError` with the loader's one line (prefixed by the path).
+    `verify`: check every node now (nodes are otherwise checked on first use)."""
     from .loader import IRError, load_program
 
     try:
-        return load_program(path)
+        return load_program(path, verify)
     except IRError as error:
         message = str(error)
         raise InputError(message if path in message else f"{path}: {message}") from None
@@ -315,9 +316,8 @@ def skill_registry(runtime: Any) -> Any:
     from . import ir
     from .skills import SkillRegistry
 
-    skill = ir.EXECUTOR_NAMES.index("skill")
-    registry = SkillRegistry.default(discover=any(n.executor == skill
-                                                  for n in runtime.program.nodes))
+    registry = SkillRegistry.default(
+        discover=ir.EXECUTOR_SKILL in ir.node_executors(runtime.program))  # nodes stay encoded
     for problem in registry.problems:
         note(f"mgi: warning: {problem}")
     return registry

@@ -4,9 +4,20 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 (`decode_ir`), which checks magic, format version and integrity and raises `IRError` with
 one clear line on a truncated, corrupted, foreign or newer file.
 
-File layout: the magic `MGIR`, the format version as two big-endian bytes, then one
-MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
-the SHA-256 of the body and the body (the MessagePack-encoded `Program`).
+File layout (format 2): the magic `MGIR`, the format version as two big-endian bytes, then
+one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
+the SHA-256 of the body and the body: a MessagePack `Body`, the program with each node kept as
+its own MessagePack blob, a node directory beside them (every node's id and executor kind) and
+the source map in two columns (the labels, then one blob of pointers and display texts).
+
+Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
+body, decodes the program header, slots, intents, global transitions, the node directory and
+the source labels, and checks every program-level index (entry, closing acts, global targets
+and sources). A node is decoded and its indices checked (targets, sources, slots) the first
+time it is read from `Program.nodes` (a `NodeList`); the source pointers and display texts
+the first time an entry is read from `Program.source_map` (a `SourceMap`). With the checksum
+verified, a node can only fail those checks in a hand-made file; `decode_ir(data, verify=True)`
+or `check_all` decodes and checks everything at once.
 
 Names are interned: a node, slot, intent or dialogue act is an index into `Program.nodes`,
 `Program.slots`, `Program.intents` or `ACTS`. Conditions are nested lists of opcodes:
@@ -25,12 +36,13 @@ import contextlib
 import gc
 import hashlib
 import struct
-from typing import Any, Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import msgspec
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -156,6 +168,9 @@ class Node(_Record):
 
 
 class Program(_Record):
+    """A compiled scenario. `nodes` and `source_map` are lists when built by the compiler and
+    read-only lazy sequences (`NodeList`, `SourceMap`) when decoded from a file."""
+
     name: str
     language: str
     version: str
@@ -165,28 +180,79 @@ class Program(_Record):
     entry: int
     bot_first: bool
     closing_acts: list[int]
-    nodes: list[Node]
+    nodes: Sequence[Node]
     global_transitions: list[GlobalTransition]
     slots: list[Slot]
     intents: list[Intent]
-    source_map: list[SourceEntry]
+    source_map: Sequence[SourceEntry]
+
+
+class Body(_Record):
+    """A `Program` as the file holds it: each node its own MessagePack blob (an encoded `Node`),
+    with the id and executor kind of every node beside them, and the source map in two columns:
+    the labels (routes need them) and one blob of `[pointer, display]` pairs (traces and views
+    only), both in source-index order."""
+
+    name: str
+    language: str
+    version: str
+    description: str
+    prompt_bot: str
+    prompt_nlu: str
+    entry: int
+    bot_first: bool
+    closing_acts: list[int]
+    node_ids: list[str]
+    node_executors: list[int]
+    nodes: list[msgspec.Raw]
+    global_transitions: list[GlobalTransition]
+    slots: list[Slot]
+    intents: list[Intent]
+    source_labels: list[str]
+    source_texts: msgspec.Raw
+
+
+# The fields a `Body` holds exactly as the `Program` does.
+_SHARED_FIELDS = ("name", "language", "version", "description", "prompt_bot", "prompt_nlu",
+                  "entry", "bot_first", "closing_acts", "global_transitions", "slots", "intents")
 
 
 class Envelope(_Record):
     compiler_version: str
     source_sha256: str
     body_sha256: str
-    body: bytes
+    body: memoryview  # decoded as a view into the file's bytes (no copy); bytes when built
 
 
 _PREFIX = struct.Struct(">4sH")
+_ENCODER = msgspec.msgpack.Encoder()
+_BODY = msgspec.msgpack.Decoder(Body)
+_NODE = msgspec.msgpack.Decoder(Node)
+_SOURCE_TEXTS = msgspec.msgpack.Decoder(list[tuple[str, str]])
+
+
+# --- encoding -----------------------------------------------------------------------------
 
 
 def encode_ir(program: Program, compiler_version: str, source_sha256: str) -> bytes:
-    """Deterministic bytes for `program`."""
-    body = msgspec.msgpack.encode(program)
+    """Deterministic bytes for `program` (a decoded one too: its nodes are decoded to do it)."""
+    body = encode_body(program)
     envelope = Envelope(compiler_version, source_sha256, hashlib.sha256(body).hexdigest(), body)
-    return _PREFIX.pack(MAGIC, FORMAT_VERSION) + msgspec.msgpack.encode(envelope)
+    return _PREFIX.pack(MAGIC, FORMAT_VERSION) + _ENCODER.encode(envelope)
+
+
+def encode_body(program: Program) -> bytes:
+    """The MessagePack `Body` of `program`: a pure function of the program's contents."""
+    nodes, sources = list(program.nodes), list(program.source_map)
+    return _ENCODER.encode(Body(
+        **{field: getattr(program, field) for field in _SHARED_FIELDS},
+        node_ids=[node.id for node in nodes], node_executors=[node.executor for node in nodes],
+        nodes=[msgspec.Raw(_ENCODER.encode(node)) for node in nodes],
+        source_labels=[entry.label for entry in sources],
+        source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources]))))
+
+
+# --- decoding -----------------------------------------------------------------------------
 
 
 def read_envelope(data: bytes) -> Envelope:
@@ -204,7 +270,7 @@ def read_envelope(data: bytes) -> Envelope:
     if version < FORMAT_VERSION:
         raise IRError(f"IR format version {version} is no longer supported; recompile with `mgc compile`")
     try:
-        envelope = msgspec.msgpack.decode(data[_PREFIX.size:], type=Envelope)
+        envelope = msgspec.msgpack.decode(memoryview(data)[_PREFIX.size:], type=Envelope)
     except msgspec.DecodeError:
         raise IRError("IR file is truncated or corrupted; recompile with `mgc compile`") from None
     if hashlib.sha256(envelope.body).hexdigest() != envelope.body_sha256:
@@ -212,36 +278,177 @@ def read_envelope(data: bytes) -> Envelope:
     return envelope
 
 
-def decode_ir(data: bytes) -> tuple[Envelope, Program]:
-    """The envelope and program of IR bytes, or `IRError`."""
+def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
+    """The envelope and program of IR bytes, or `IRError`. Nodes and source texts are decoded
+    and checked on first use; `verify` decodes and checks them all now."""
     envelope = read_envelope(data)
     try:
-        program = msgspec.msgpack.decode(envelope.body, type=Program)
+        body = _BODY.decode(envelope.body)
     except msgspec.DecodeError:
         raise IRError("IR body does not match this mgi's format; recompile with `mgc compile`") from None
-    check_indices(program)
+    check_program(body)
+    program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
+                      nodes=NodeList(body), source_map=SourceMap(body.source_labels,
+                                                                 body.source_texts))
+    if verify:
+        check_all(program)
     return envelope, program
 
 
-def check_indices(program: Program) -> None:
-    """Every index the runtime follows points somewhere; one line naming the first bad one."""
-    n_nodes, n_slots, n_sources = len(program.nodes), len(program.slots), len(program.source_map)
-    if not 0 <= program.entry < n_nodes:
-        raise IRError(f"IR entry index {program.entry} is out of range; recompile with `mgc compile`")
-    for act in program.closing_acts:
+def check_program(body: Body) -> None:
+    """Every program-level index the runtime follows points somewhere (one line naming the
+    first bad one); a node's own indices are checked when it is decoded (`check_node`)."""
+    n_nodes, n_sources = len(body.nodes), len(body.source_labels)
+    if not len(body.node_ids) == len(body.node_executors) == n_nodes:
+        raise IRError("IR node directory does not match its nodes; recompile with `mgc compile`")
+    if len(set(body.node_ids)) != n_nodes:
+        raise IRError("IR node directory repeats a node id; recompile with `mgc compile`")
+    if not 0 <= body.entry < n_nodes:
+        raise IRError(f"IR entry index {body.entry} is out of range; recompile with `mgc compile`")
+    for act in body.closing_acts:
         if not 0 <= act < len(ACTS):
             raise IRError(f"IR closing act {act} is out of range; recompile with `mgc compile`")
-    rows = [(n.id, t) for n in program.nodes for t in n.transitions]
-    rows += [("global", g) for g in program.global_transitions]
-    for where, t in rows:
-        if not (t.target == STAY and where != "global") and not 0 <= t.target < n_nodes:
-            raise IRError(f"IR transition in {where} targets index {t.target}; recompile")
-        if not 0 <= t.source < n_sources:
-            raise IRError(f"IR transition in {where} has no source entry; recompile")
-    for node in program.nodes:
-        for s in (*node.collect_slots, *node.required_slots):
-            if not 0 <= s < n_slots:
-                raise IRError(f"IR node {node.id} names slot index {s}; recompile")
+    for g in body.global_transitions:
+        _check_transition("global", g, n_nodes, n_sources, may_stay=False)
+
+
+def check_node(node: Node, index: int, nodes: NodeList) -> None:
+    """The node at `index` is the one the directory names, and its indices point somewhere."""
+    if node.id != nodes.ids[index] or node.executor != nodes.executors[index]:
+        raise IRError(f"IR node {index} ({nodes.ids[index]}) does not match the node directory; "
+                      "recompile with `mgc compile`")
+    for t in node.transitions:
+        _check_transition(node.id, t, len(nodes), nodes.source_count, may_stay=True)
+    for s in (*node.collect_slots, *node.required_slots):
+        if not 0 <= s < nodes.slot_count:
+            raise IRError(f"IR node {node.id} names slot index {s}; recompile")
+
+
+def _check_transition(where: str, t: Transition | GlobalTransition, n_nodes: int,
+                      n_sources: int, may_stay: bool) -> None:
+    if not (may_stay and t.target == STAY) and not 0 <= t.target < n_nodes:
+        raise IRError(f"IR transition in {where} targets index {t.target}; recompile")
+    if not 0 <= t.source < n_sources:
+        raise IRError(f"IR transition in {where} has no source entry; recompile")
+
+
+def check_all(program: Program) -> None:
+    """Decode and check every node and the whole source map now (`IRError` on the first bad
+    one); a program built in memory has nothing left to decode."""
+    for _ in program.nodes:  # each read decodes and checks a node
+        pass
+    for _ in program.source_map:  # the first read decodes the texts
+        pass
+
+
+def node_ids(program: Program) -> Sequence[str]:
+    """Every node's id, in node-index order, without decoding the nodes."""
+    nodes = program.nodes
+    return nodes.ids if isinstance(nodes, NodeList) else [node.id for node in nodes]
+
+
+def node_executors(program: Program) -> Sequence[int]:
+    """Every node's executor kind (`EXECUTOR_*`), without decoding the nodes."""
+    nodes = program.nodes
+    return nodes.executors if isinstance(nodes, NodeList) else [node.executor for node in nodes]
+
+
+def source_labels(program: Program) -> Sequence[str]:
+    """Every source entry's label, in source-index order, without decoding the texts."""
+    source_map = program.source_map
+    if isinstance(source_map, SourceMap):
+        return source_map.labels
+    return [entry.label for entry in source_map]
+
+
+# --- lazy sequences of a decoded program -----------------------------------------------------
+
+
+class _ReadOnlySequence(Sequence):
+    """A read-only sequence that compares equal to a list or tuple of the same items."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, tuple, _ReadOnlySequence)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class NodeList(_ReadOnlySequence):
+    """`Program.nodes` of a decoded program: each `Node` decoded from its blob and checked
+    (`check_node`) the first time it is read, then kept. `ids` and `executors` (the node
+    directory) are at hand without decoding anything."""
+
+    __slots__ = ("ids", "executors", "slot_count", "source_count", "_blobs", "_nodes")
+
+    def __init__(self, body: Body):
+        self.ids: list[str] = body.node_ids
+        self.executors: list[int] = body.node_executors
+        self.slot_count, self.source_count = len(body.slots), len(body.source_labels)
+        self._blobs = body.nodes
+        self._nodes: list[Node | None] = [None] * len(body.nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._nodes)))]
+        node = self._nodes[index]  # IndexError and negative indices as for a list
+        if node is None:
+            index = index if index >= 0 else index + len(self._nodes)
+            node = self._nodes[index] = self._decode(index)
+        return node
+
+    def _decode(self, index: int) -> Node:
+        try:
+            node = _NODE.decode(self._blobs[index])
+        except msgspec.DecodeError:
+            raise IRError(f"IR node {index} ({self.ids[index]}) does not match this mgi's format; "
+                          "recompile with `mgc compile`") from None
+        check_node(node, index, self)
+        return node
+
+
+class SourceMap(_ReadOnlySequence):
+    """`Program.source_map` of a decoded program: `labels` at hand, the pointers and display
+    texts decoded together the first time an entry is read."""
+
+    __slots__ = ("labels", "_texts", "_entries")
+
+    def __init__(self, labels: list[str], texts: msgspec.Raw):
+        self.labels = labels
+        self._texts = texts
+        self._entries: list[SourceEntry] | None = None
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, index):
+        entries = self._entries if self._entries is not None else self._decode()
+        return entries[index]
+
+    def _decode(self) -> list[SourceEntry]:
+        try:
+            texts = _SOURCE_TEXTS.decode(self._texts)
+        except msgspec.DecodeError:
+            texts = None
+        if texts is None or len(texts) != len(self.labels):
+            raise IRError("IR source map does not match this mgi's format; "
+                          "recompile with `mgc compile`")
+        self._entries = [SourceEntry(pointer, label, display)
+                         for (pointer, display), label in zip(texts, self.labels)]
+        return self._entries
 
 
 @contextlib.contextmanager

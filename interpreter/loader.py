@@ -5,8 +5,13 @@ Out: a `Runtime` whose conditions are compiled into closures over resolved field
 literal values (no eval, no text), one `NodeTable` per node (routes, gates, end flag) and one
 `GlobalRoute` per global transition, so a turn does no name lookups beyond the node id kept
 in the state.
-After: every index in the program has been checked; any problem, unreadable files included,
-is an `ir.IRError` with one line for the user, never another exception.
+After `load_program`: the file's magic, version and checksum, and every program-level index
+(entry, closing acts, global transitions), have been checked; unreadable files included, any
+problem is an `ir.IRError` with one line for the user, never another exception. Node tables
+are built lazily: at load a table holds its index and id only, and the first read of any other
+slot decodes the node, checks its indices, compiles its conditions and fills every slot (an
+`IRError` then, from a hand-made file only: the checksum held). `Runtime.check_all()` (or
+`load_program(path, verify=True)`) builds and checks everything at once.
 
 A condition closure takes the turn's *facts*: a list laid out like the field table
 (`ir.FIXED_FIELDS`, then one entry per slot) and built once per turn by the router.
@@ -19,9 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Callable
-
-import msgspec
+from itertools import repeat
+from typing import Any, Callable, Sequence
 
 from . import ir
 from .slots import SlotRule, compile_slot_rules
@@ -58,15 +62,19 @@ class GlobalRoute:
 
 
 class NodeTable:
-    """A node with its routing data precomputed (indices, flags, closures)."""
+    """A node with its routing data precomputed (indices, flags, closures). Made unbuilt at
+    load (`_UnbuiltTable`, with `index` and `id` only) and built on first use."""
 
-    __slots__ = ("index", "id", "node", "is_end", "executor", "required", "required_names",
-                 "collect", "collect_names", "min_turns", "max_turns", "max_fallback_retries",
-                 "turn_limit_enabled", "turn_limit", "routes", "responses")
+    __slots__ = ("index", "id", "_builder", "node", "is_end", "executor", "required",
+                 "required_names", "collect", "collect_names", "min_turns", "max_turns",
+                 "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
+                 "responses")
 
-    def __init__(self, index: int, node: ir.Node, routes: tuple[Route, ...], slot_names):
-        self.index = index
-        self.id = node.id
+    def build(self) -> None:
+        """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
+
+    def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str]) -> None:
+        """Set every slot from the decoded node and its routes."""
         self.node = node
         self.is_end = node.end in (ir.END_EXPLICIT, ir.END_INFERRED)
         self.executor = node.executor
@@ -84,46 +92,128 @@ class NodeTable:
         self.responses = node.responses
 
 
+class _UnbuiltTable(NodeTable):
+    """A `NodeTable` with `index` and `id` only. Reading any other slot (unset: Python then
+    calls `__getattr__`) builds the table and turns the object into a plain `NodeTable` (same
+    slots, so `__class__` can change): from then on reads are plain slot reads. A `__getattr__`
+    on `NodeTable` itself would slow every read (CPython no longer specialises them: ~27 ns
+    becomes ~70 ns), and a turn reads a table's slots many times."""
+
+    __slots__ = ()
+
+    def __init__(self, index: int, node_id: str, builder: _TableBuilder):
+        self.index = index
+        self.id = node_id
+        self._builder = builder
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _BUILT_SLOTS:
+            raise AttributeError(f"'NodeTable' object has no attribute {name!r}")
+        self.build()
+        return getattr(self, name)
+
+    def build(self) -> None:
+        self._builder.build(self)
+        self.__class__ = NodeTable
+
+
+_BUILT_SLOTS = frozenset(NodeTable.__slots__) - {"index", "id", "_builder"}
+
+
+class _TableBuilder:
+    """Builds the node tables of one runtime on first use. It holds the program's nodes and
+    what routes need, never the runtime or its tables (no reference cycle), and keeps the
+    condition of every transition it has seen, by source index (`SourceFields`)."""
+
+    __slots__ = ("nodes", "labels", "field_count", "slot_names", "conditions")
+
+    def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
+        self.nodes = program.nodes
+        self.labels = ir.source_labels(program)
+        self.field_count = field_count
+        self.slot_names = slot_names
+        self.conditions: dict[int, Any] = {g.source: g.condition
+                                           for g in program.global_transitions}
+
+    def build(self, table: NodeTable) -> None:
+        try:
+            node = self.nodes[table.index]
+            routes = tuple(self._route(i, t) for i, t in enumerate(node.transitions))
+        except IRError:
+            raise
+        except Exception as error:  # a hand-made node: never a traceback
+            raise _inconsistent(error) from None
+        table.fill(node, routes, self.slot_names)
+        for t in node.transitions:
+            self.conditions[t.source] = t.condition
+
+    def _route(self, i: int, t: ir.Transition) -> Route:
+        label = self.labels[t.source] or f"next_nodes[{i}]"
+        test = compile_condition(t.condition, self.field_count)
+        if label == "default_next":
+            return Route(test, t.target, t.source, "default_next", "default_next")
+        reason = "stay:" + label if t.target == ir.STAY else label
+        return Route(test, t.target, t.source, reason, "next_nodes")
+
+
+class SourceFields:
+    """`Runtime.source_fields`: by source index, the field indices that transition's condition
+    reads (traces only). Known at once for the global transitions and for the nodes whose
+    table is built (a trace shows only those); another source walks every node once."""
+
+    __slots__ = ("_builder", "_count", "_complete")
+
+    def __init__(self, builder: _TableBuilder, count: int):
+        self._builder = builder
+        self._count = count
+        self._complete = False
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, source: int) -> tuple[int, ...]:
+        if not 0 <= source < self._count:
+            raise IndexError(f"source index {source} out of range")
+        conditions = self._builder.conditions
+        if source not in conditions and not self._complete:
+            for node in self._builder.nodes:
+                for t in node.transitions:
+                    conditions.setdefault(t.source, t.condition)
+            self._complete = True
+        return condition_fields(conditions.get(source))
+
+
 class Runtime:
     """A loaded program and its precomputed tables; shared read-only by every session.
-    Its indices were checked once, by `ir.decode_ir` (a program built in-process comes from
-    the compiler)."""
+    A decoded program's program-level indices were checked by `ir.decode_ir`; each node's are
+    checked when its table is built (a program built in-process comes from the compiler)."""
 
     def __init__(self, program: ir.Program, ir_hash: str | None = None,
                  compiler_version: str = ""):
         self.program = program
         self.compiler_version = compiler_version
-        self.ir_hash = ir_hash or hashlib.sha256(msgspec.msgpack.encode(program)).hexdigest()
+        self.ir_hash = ir_hash or hashlib.sha256(ir.encode_body(program)).hexdigest()
         self.slot_names: tuple[str, ...] = tuple(s.name for s in program.slots)
         self.slot_index = {name: i for i, name in enumerate(self.slot_names)}
         self.slot_rules: tuple[SlotRule, ...] = compile_slot_rules(program)
         self.field_count = ir.SLOT_FIELD_BASE + len(program.slots)
         self.intent_names: tuple[str, ...] = tuple(i.name for i in program.intents)
         self.intent_index = {name: i for i, name in enumerate(self.intent_names)}
-        self.node_index = {node.id: i for i, node in enumerate(program.nodes)}
+        node_ids = ir.node_ids(program)
+        self.node_index = {node_id: i for i, node_id in enumerate(node_ids)}
         # `null` is never a closing act: a user who spoke is still there (seed 002).
         self.closing_acts = frozenset(a for a in program.closing_acts if a != _NULL_ACT)
         self.entry = program.entry
         self.language = "ko" if program.language.lower().startswith("ko") else "en"
-        self.nodes = tuple(NodeTable(i, n, self._routes(n), self.slot_names)
-                           for i, n in enumerate(program.nodes))
-        self.globals = tuple(self._global(i, g) for i, g in enumerate(program.global_transitions))
-        self.source_fields = tuple(_source_fields(program))
+        builder = _TableBuilder(program, self.field_count, self.slot_names)
+        self.nodes: tuple[NodeTable, ...] = tuple(
+            map(_UnbuiltTable, range(len(node_ids)), node_ids, repeat(builder)))
+        self.globals = tuple(self._global(i, g, builder.labels)
+                             for i, g in enumerate(program.global_transitions))
+        self.source_fields = SourceFields(builder, len(builder.labels))
 
-    def _routes(self, node: ir.Node) -> tuple[Route, ...]:
-        routes = []
-        for i, t in enumerate(node.transitions):
-            label = self.program.source_map[t.source].label or f"next_nodes[{i}]"
-            test = compile_condition(t.condition, self.field_count)
-            if label == "default_next":
-                routes.append(Route(test, t.target, t.source, "default_next", "default_next"))
-            else:
-                reason = "stay:" + label if t.target == ir.STAY else label
-                routes.append(Route(test, t.target, t.source, reason, "next_nodes"))
-        return tuple(routes)
-
-    def _global(self, i: int, g: ir.GlobalTransition) -> GlobalRoute:
-        label = self.program.source_map[g.source].label
+    def _global(self, i: int, g: ir.GlobalTransition, labels: Sequence[str]) -> GlobalRoute:
+        label = labels[g.source]
         if not label:
             label = f"global:{g.name}" if g.name else f"global[{i}]"
         return GlobalRoute(compile_condition(g.condition, self.field_count), g.target,
@@ -134,28 +224,48 @@ class Runtime:
         index = self.node_index.get(node_id)
         return None if index is None else self.nodes[index]
 
+    def check_all(self) -> None:
+        """Decode and check every node and the source map and build every node table now, so
+        that no later read raises `IRError` (for whole-file checks and tests)."""
+        with ir.without_cycle_collection():  # many small objects, as at load
+            ir.check_all(self.program)
+            for table in self.nodes:
+                table.build()
 
-def load_program(path: str | os.PathLike) -> Runtime:
-    """Read, check and prepare an IR file; every failure is an `ir.IRError`."""
+
+def load_program(path: str | os.PathLike, verify: bool = False) -> Runtime:
+    """Read, check and prepare an IR file; every failure is an `ir.IRError`. Node tables are
+    built on first use; `verify` builds and checks them all now (`Runtime.check_all`)."""
+    data = _read(path)
+    try:
+        with ir.without_cycle_collection():
+            envelope, program = ir.decode_ir(data)
+            runtime = Runtime(program, envelope.source_sha256, envelope.compiler_version)
+            if verify:
+                runtime.check_all()
+            return runtime
+    except IRError:
+        raise
+    except Exception as error:  # a foreign or hand-made file: never a traceback
+        raise _inconsistent(error) from None
+
+
+def _read(path: str | os.PathLike) -> bytes:
     try:
         name = os.fspath(path)  # not an int: open() would take it for a file descriptor
         with open(name, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise IRError(f"cannot read IR file {name}: {reason}") from None
     except (TypeError, ValueError) as error:
         raise IRError(f"cannot read IR file {path!r}: {error}") from None
-    try:
-        with ir.without_cycle_collection():
-            envelope, program = ir.decode_ir(data)
-            return Runtime(program, envelope.source_sha256, envelope.compiler_version)
-    except IRError:
-        raise
-    except Exception as error:  # a foreign or hand-made file: never a traceback
-        raise IRError(f"IR file is inconsistent ({type(error).__name__}: {error}); "
-                      "recompile with `mgc compile`") from None
 
+
+def _inconsistent(error: Exception) -> IRError:
+    """The one line for an unexpected exception while reading a foreign or hand-made file."""
+    return IRError(f"IR file is inconsistent ({type(error).__name__}: {error}); "
+                   "recompile with `mgc compile`")
 
 
 # --- conditions -------------------------------------------------------------------------
@@ -272,16 +382,6 @@ def condition_fields(condition: Any) -> tuple[int, ...]:
                 walk(item)
     walk(condition)
     return tuple(seen)
-
-
-def _source_fields(program: ir.Program) -> list[tuple[int, ...]]:
-    fields: list[tuple[int, ...]] = [()] * len(program.source_map)
-    for node in program.nodes:
-        for t in node.transitions:
-            fields[t.source] = condition_fields(t.condition)
-    for g in program.global_transitions:
-        fields[g.source] = condition_fields(g.condition)
-    return fields
 
 
 # --- display (traces) --------------------------------------------------------------------

@@ -147,3 +147,66 @@ def test_header_checks():
                                                   envelope.body_sha256, bytes(body)))
     with pytest.raises(ir.IRError, match="checksum"):
         ir.decode_ir(data[:6] + tampered)
+
+
+def test_a_version_1_file_is_refused_in_one_line():
+    _, _, data = compile_dict(TINY)
+    older = struct.pack(">4sH", ir.MAGIC, 1) + data[6:]
+    with pytest.raises(ir.IRError) as info:
+        ir.decode_ir(older)
+    assert str(info.value) == "IR format version 1 is no longer supported; recompile with `mgc compile`"
+
+
+def test_decoded_nodes_read_like_a_list_of_nodes():
+    _, program, data = compile_dict(TINY)
+    original = check_source("tiny.json", json.dumps(TINY)).program()
+    nodes = program.nodes
+    assert isinstance(nodes, ir.NodeList) and isinstance(original.nodes, list)
+    assert len(nodes) == 2 and nodes[-1] == nodes[1] == original.nodes[1]
+    assert nodes[0:1] == original.nodes[0:1] and nodes[::-1] == original.nodes[::-1]
+    assert list(nodes) == original.nodes and nodes == original.nodes and original.nodes == nodes
+    assert nodes != original.nodes[:1] and nodes != [original.nodes[1], original.nodes[0]]
+    assert nodes.index(original.nodes[1]) == 1 and original.nodes[0] in nodes
+    with pytest.raises(IndexError):
+        nodes[2]
+    with pytest.raises(TypeError):
+        nodes[0] = original.nodes[0]  # read-only
+    assert ir.node_ids(program) == ["ask", "done"] == ir.node_ids(original)
+    assert ir.node_executors(program) == [ir.EXECUTOR_TASK, ir.EXECUTOR_SKILL]
+    renamed = msgspec.structs.replace(program, name="renamed")
+    assert renamed.nodes is nodes and ir.decode_ir(ir.encode_ir(renamed, "x", "y"))[1] == renamed
+
+
+def test_decoded_source_map_reads_like_a_list_of_entries():
+    _, program, _ = compile_dict(TINY)
+    original = check_source("tiny.json", json.dumps(TINY)).program()
+    assert isinstance(program.source_map, ir.SourceMap)
+    assert ir.source_labels(program) == [e.label for e in original.source_map]
+    assert ir.source_labels(original) == ir.source_labels(program)
+    assert program.source_map[-1] == original.source_map[-1]
+    assert program.source_map == original.source_map and len(program.source_map) == 5
+
+
+def test_encoding_does_not_depend_on_what_was_read_before():
+    _, _, data = compile_dict(TINY)
+    envelope, fresh = ir.decode_ir(data)
+    assert ir.encode_ir(fresh, envelope.compiler_version, envelope.source_sha256) == data
+    envelope, partly = ir.decode_ir(data)
+    partly.nodes[1], partly.source_map[0]  # some decoded, some not
+    assert ir.encode_ir(partly, envelope.compiler_version, envelope.source_sha256) == data
+    built = check_source("tiny.json", json.dumps(TINY)).program()
+    assert ir.encode_ir(built, envelope.compiler_version, envelope.source_sha256) == data
+
+
+def test_a_bad_node_is_found_when_read_or_when_verifying():
+    _, program, _ = compile_dict(TINY)
+    ask = program.nodes[0]
+    bad = msgspec.structs.replace(ask, required_slots=[5])
+    data = ir.encode_ir(msgspec.structs.replace(program, nodes=[bad, program.nodes[1]]), "x", "y")
+    _, lazy = ir.decode_ir(data)  # the checksum holds and the program-level indices are fine
+    assert lazy.nodes[1].id == "done"
+    for attempt in range(2):  # a failed decode is not kept
+        with pytest.raises(ir.IRError, match="node ask names slot index 5"):
+            lazy.nodes[0]
+    with pytest.raises(ir.IRError, match="node ask names slot index 5"):
+        ir.decode_ir(data, verify=True)

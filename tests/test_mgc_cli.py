@@ -400,6 +400,19 @@ def test_inspect_rejects_ir_with_indices_out_of_range(mgc, tmp_path, senimate_ir
     assert_one_line(mgc("graph", forged), 2, str(forged))
 
 
+def test_inspect_checks_every_node_not_only_the_program_header(mgc, tmp_path, senimate_ir):
+    """Nodes are decoded lazily; the views read them all, so they check them all first."""
+    _, program = ir.decode_ir(senimate_ir.read_bytes())
+    last = program.nodes[-1]
+    bad = msgspec.structs.replace(last, transitions=[ir.Transition(999, None, 0)])
+    forged = tmp_path / "forged_node.ir"
+    forged.write_bytes(ir.encode_ir(msgspec.structs.replace(
+        program, nodes=[*program.nodes[:-1], bad]), "0.1.0", "0" * 64))
+    for command in ("inspect", "graph"):
+        line = assert_one_line(mgc(command, forged), 2, str(forged))
+        assert "targets index 999" in line, line
+
+
 def test_graph_mermaid(mgc, senimate_ir):
     """From the IR file; the DOT test below draws from the scenario itself."""
     done = mgc("graph", "--format", "mermaid", senimate_ir)

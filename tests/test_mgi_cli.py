@@ -15,9 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from compiler.driver import check_file
+from interpreter import ir
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("senimate", "senimate_weather", "clinic_booking")
@@ -250,6 +252,21 @@ def test_corrupted_and_foreign_ir(tmp_path, senimate):
     foreign = tmp_path / "scenario.ir"
     foreign.write_bytes((ROOT / "scenarios" / "senimate.json").read_bytes())
     assert_one_line_error(mgi("run", foreign), "not a Mago IR file")
+
+
+def test_fuzz_checks_every_node_at_load(tmp_path, senimate):
+    """`mgi run` builds a node's table on first use; `mgi fuzz` explores every node, so it
+    checks them all before it starts (a hand-made node with a bad index, checksum recomputed)."""
+    _, program = ir.decode_ir(Path(senimate).read_bytes())
+    last = program.nodes[-1]
+    bad = msgspec.structs.replace(last, transitions=[ir.Transition(999, None, 0)])
+    forged = tmp_path / "forged_node.ir"
+    forged.write_bytes(ir.encode_ir(msgspec.structs.replace(
+        program, nodes=[*program.nodes[:-1], bad]), "0.1.0", "0" * 64))
+    assert_one_line_error(mgi("fuzz", forged, "--examples", "5", "--seed", "1"),
+                          "targets index 999")
+    opened = mgi("run", forged, "--json", stdin="")  # the entry node is fine: it opens
+    assert opened.returncode == 0 and json_turns(opened.stdout)[0]["node"] == program.nodes[0].id
 
 
 def test_unknown_node(senimate):

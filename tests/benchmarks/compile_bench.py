@@ -5,10 +5,14 @@ Run with `make bench` (through bench.py) or `python tests/benchmarks/compile_ben
 Each compile runs in a fresh child process so that its peak resident memory is its own; the
 child times the whole pipeline (read, decode, resolve, analyse, emit, write) as `mgc compile`
 runs it (wall time, the figure; its CPU time is kept beside it, which a busy machine
-inflates less). Each load runs in another fresh child that times `load_program` (read, check, decode,
-build the runtime tables: what `mgi run` does before the first turn) several times. Figures
-are medians (3 compiles up to 10,000 nodes, 1 above; 50, 5 or 1 loads by size); `load_speedup`
-is compile time over load time. Prints a table and writes build/bench_compile.json.
+inflates less). Each load runs in another fresh child that times `load_program` (read, verify the
+checksum, decode the program header and node directory, check the program-level indices, make
+the runtime with its node tables still unbuilt: what `mgi run` does before the first turn)
+several times, then, for honesty, `load_program(path, verify=True)` (the same plus decoding and
+checking every node and building every node table: what a run that visits every node pays in
+all) as `load_all_seconds`. Figures are medians (3 compiles up to 10,000 nodes, 1 above; 50, 5
+or 1 loads by size); `load_speedup` is compile time over load time, `load_all_speedup` compile
+time over load-all time. Prints a table and writes build/bench_compile.json.
 """
 
 from __future__ import annotations
@@ -57,15 +61,21 @@ import gc, json, sys, time
 from interpreter.ir import decode_ir
 from interpreter.loader import load_program
 path, runs = sys.argv[1], int(sys.argv[2])
-times = []
+times, everything = [], []
 for _ in range(runs):
     start = time.perf_counter()
     runtime = load_program(path)
     times.append(time.perf_counter() - start)
     del runtime
 peak = peak_mb()
+for _ in range(runs):
+    start = time.perf_counter()
+    runtime = load_program(path, verify=True)
+    everything.append(time.perf_counter() - start)
+    del runtime
 # Diagnostics for the profile notes, after the figure above: the same load with the cycle
-# collector paused (as the compiler runs), and reading + decoding alone (no runtime tables).
+# collector paused (as the compiler runs), and reading + decoding alone (`decode_ir`: nodes
+# still encoded, no runtime).
 paused, decoded = [], []
 for _ in range(runs):
     gc.collect(); gc.disable()
@@ -79,8 +89,8 @@ for _ in range(runs):
     decoded.append(time.perf_counter() - start)
     del program
     gc.enable()
-print(json.dumps({"times": times, "peak_mb": peak, "gc_paused": paused,
-                  "decode_only": decoded}))
+print(json.dumps({"times": times, "everything": everything, "peak_mb": peak,
+                  "gc_paused": paused, "decode_only": decoded}))
 """
 BASELINE = PEAK + "import compiler.driver\nprint(peak_mb())\n"
 
@@ -104,6 +114,7 @@ def measure_file(source: Path, out: Path, nodes: int, baseline_mb: float,
     loads = 50 if nodes <= 1000 else 5 if nodes <= 10000 else 1
     loaded = _child(LOAD_CHILD, str(out), str(loads))
     load_seconds = statistics.median(loaded["times"])
+    load_all_seconds = statistics.median(loaded["everything"])
     json_bytes, ir_bytes = len(_minified(source)), out.stat().st_size
     return {"nodes": nodes, "seconds": round(seconds, 4), "cpu_seconds": round(cpu_seconds, 4),
             "compiles": compiles,
@@ -115,6 +126,8 @@ def measure_file(source: Path, out: Path, nodes: int, baseline_mb: float,
             "load_seconds": round(load_seconds, 5), "loads": loads,
             "load_peak_mb": round(loaded["peak_mb"], 1),
             "load_speedup": round(seconds / load_seconds, 1),
+            "load_all_seconds": round(load_all_seconds, 5),
+            "load_all_speedup": round(seconds / load_all_seconds, 1),
             "load_gc_paused_seconds": round(statistics.median(loaded["gc_paused"]), 5),
             "decode_only_seconds": round(statistics.median(loaded["decode_only"]), 5)}
 
@@ -155,14 +168,16 @@ def measure(sizes: list[int], reference: bool = True) -> dict:
 def print_table(figures: dict) -> None:
     print(f"{'scenario':>15} {'nodes':>6} {'compile s':>10} {'us/node':>8} {'peak MB':>8} "
           f"{'+MB':>6} {'JSON bytes':>11} {'IR bytes':>10} {'IR/JSON':>8} {'load ms':>9} "
-          f"{'compile/load':>12}")
+          f"{'compile/load':>12} {'load all ms':>11} {'compile/all':>11}")
     for r in figures["rows"]:
         print(f"{r['scenario']:>15} {r['nodes']:>6} {r['seconds']:>10.3f} {r['us_per_node']:>8.1f} "
               f"{r['peak_mb']:>8.1f} {r['peak_above_baseline_mb']:>6.1f} {r['json_bytes']:>11} "
               f"{r['ir_bytes']:>10} {r['ir_to_json']:>8.3f} {r['load_seconds'] * 1000:>9.2f} "
-              f"{r['load_speedup']:>11.1f}x")
+              f"{r['load_speedup']:>11.1f}x {r['load_all_seconds'] * 1000:>11.2f} "
+              f"{r['load_all_speedup']:>10.1f}x")
     print(f"(baseline process with the compiler imported: {figures['baseline_mb']:.1f} MB; "
-          "JSON is minified; compile and load are medians of fresh processes)")
+          "JSON is minified; compile and load are medians of fresh processes; load builds node "
+          "tables on first use, load all builds and checks every one)")
 
 
 def main(sizes: list[int]) -> None:
