@@ -21,6 +21,7 @@ import time
 from typing import Any, Callable
 
 import msgspec
+from msgspec.structs import replace
 
 from . import ir
 from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
@@ -30,7 +31,7 @@ from .nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
 from .routing import MOVE, Decision, RoutingError, opening_decision, route_turn
 from .sessions import MemorySessionStore, SessionStore
 from .skills import SkillRegistry
-from .state import HISTORY_LIMIT, DialogueState, HistoryEntry, append_history, unstorable_at
+from .state import HISTORY_LIMIT, DialogueState, append_history, unstorable_at
 
 
 class EngineError(Exception):
@@ -53,8 +54,17 @@ class UnknownNode(EngineError):
     """`focus_node` names no node of the scenario."""
 
 
+def _refusal(session_id: str, record: tuple[DialogueState, int] | None) -> EngineError:
+    """Why a session takes no turn: it does not exist, or it has ended."""
+    if record is None:
+        return SessionNotFound(f"no session {session_id}; start it first")
+    return SessionComplete(f"session {session_id} is complete ({record[0].complete_reason}); "
+                           "start a new session")
+
+
 class TurnResult(msgspec.Struct, omit_defaults=False):
-    """One turn as the CLI reports it; `json_line()` gives exactly the SPEC 7 fields."""
+    """One turn as the CLI reports it; `json_line()` gives exactly the SPEC 7 fields.
+    `slots` and `nlu` are made when read (most callers of a turn read neither)."""
 
     turn: int  # session turn number (0: bot-first off, nothing said yet)
     user: str | None  # None for the opening
@@ -63,11 +73,25 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
     reason: str  # reason code of SPEC 6.2, "opening" for the opening
     complete: bool
     response: str | None  # None when the bot did not speak (bot-first off)
-    slots: dict[str, Any]
-    nlu: dict[str, Any] | None  # the NLU result as routing read it; None for the opening
     decision: Decision | None = None
     focus: bool = False  # focus mode: next_node/reason/complete are what routing would do
     nlu_source: str | None = None  # which NLU produced `nlu` and why (NLUResult.source)
+    _slots: dict[str, Any] = {}  # the session's slots after the turn, as stored
+    _heard: NLUResult | None = None  # the NLU result routing read; None for the opening
+    _intent: str | None = None  # its intent as routing read it (declared or null)
+
+    @property
+    def slots(self) -> dict[str, Any]:
+        """The slots after the turn: a copy, so a caller cannot change the stored session."""
+        return dict(self._slots)
+
+    @property
+    def nlu(self) -> dict[str, Any] | None:
+        """The NLU result as routing read it (intent and act corrected); None for the opening."""
+        if self._heard is None or self.decision is None:
+            return None
+        return {"intent": self._intent, "dialogue_act": ir.ACTS[self.decision.act],
+                "slots": self._heard.slots, "confidence": self._heard.confidence}
 
     def json_line(self) -> dict[str, Any]:
         """The machine contract of `mgi run --json` (SPEC 7)."""
@@ -95,9 +119,16 @@ class Engine:
     def start(self, session_id: str, bot_first: bool | None = None,
               focus_node: str | None = None) -> TurnResult:
         """Create a session; with bot-first on, the start node speaks (SPEC 6.1)."""
-        runtime = self.runtime
         if self.store.get(session_id) is not None:
             raise SessionExists(f"session {session_id} already exists; use another id")
+        try:
+            return self._open(session_id, bot_first, focus_node)
+        except ir.IRError as error:  # a damaged node of the IR file, first read now
+            raise EngineError(str(error)) from None
+
+    def _open(self, session_id: str, bot_first: bool | None,
+              focus_node: str | None) -> TurnResult:
+        runtime = self.runtime
         table = runtime.nodes[runtime.entry]
         if focus_node is not None:
             table = runtime.node_named(focus_node)
@@ -116,59 +147,50 @@ class Engine:
                 state = run_node_skill(runtime, self.skills, table, state)
             decision = opening_decision(runtime, state)
             response = self.nlg.render(decision, RenderContext(runtime, state))
-            entry = HistoryEntry(None, response, table.id, "opening")
-            state = msgspec.structs.replace(
-                state, history=append_history([], entry, self.history_limit))
+            entry = (None, response, table.id, "opening")
+            state = replace(state, history=append_history([], entry, self.history_limit))
         else:
             decision = opening_decision(runtime, state)
         self.store.put(state, 0)
         return TurnResult(state.session_turns, None, table.id, table.id, "opening", False,
-                          response, state.slots, None, decision, state.focus)
+                          response, decision, state.focus, None, state.slots)
 
     # --- user turns --------------------------------------------------------------------
 
     def turn(self, session_id: str, text: str, nlu_override: NLUResult | dict | None = None,
              outcome: ExecutorOutcome | None = None) -> TurnResult:
         """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it."""
-        state, version = self._load(session_id)
+        record = self.store.get(session_id)
+        if record is None or record[0].complete:
+            raise _refusal(session_id, record)
+        state, version = record
         bad = unstorable_at(text)
         if bad is not None:
             raise EngineError(f"the input holds a lone surrogate (U+{ord(text[bad]):04X}) at "
                               f"character {bad}; send valid Unicode text")
         runtime = self.runtime
-        result = self._understand(text, state, nlu_override)
         try:
+            result = self._understand(text, state, nlu_override)
             decision = route_turn(runtime, state, result, outcome)
-        except RoutingError as error:
+            new = decision.state
+            handled = runtime.nodes[decision.handled_node]
+            speaker = runtime.nodes[decision.next_node] \
+                if decision.kind == MOVE and not new.focus else handled
+            if needs_skill_run(speaker, new):
+                new = run_node_skill(runtime, self.skills, speaker, new)
+            response = self.nlg.render(decision, RenderContext(runtime, new))
+        except (RoutingError, ir.IRError) as error:  # IRError: a damaged node, first read now
             raise EngineError(str(error)) from None
-        new = decision.state
-        speaker = decision.next_node if decision.kind == MOVE and not new.focus \
-            else decision.handled_node
-        if not decision.complete and needs_skill_run(runtime.nodes[speaker], new):
-            new = run_node_skill(runtime, self.skills, runtime.nodes[speaker], new)
-        response = self.nlg.render(decision, RenderContext(runtime, new))
-        handled = runtime.nodes[decision.handled_node].id
-        entry = HistoryEntry(text, response, handled, decision.reason)
-        new = msgspec.structs.replace(
-            new, history=append_history(new.history, entry, self.history_limit),
+        new = replace(new, history=append_history(
+            new.history, (text, response, handled.id, decision.reason), self.history_limit),
             updated_at=self.clock(), version=version + 1)
         self.store.put(new, version)
-        return self._result(text, result, decision, new, handled, response)
-
-    def _load(self, session_id: str) -> tuple[DialogueState, int]:
-        record = self.store.get(session_id)
-        if record is None:
-            raise SessionNotFound(f"no session {session_id}; start it first")
-        state, version = record
-        if state.complete:
-            raise SessionComplete(f"session {session_id} is complete "
-                                  f"({state.complete_reason}); start a new session")
-        return state, version
+        return self._result(text, result, decision, new, handled.id, response)
 
     def _understand(self, text: str, state: DialogueState,
                     override: NLUResult | dict | None) -> NLUResult:
         """Step 2's NLU call: empty input is silence without asking anyone."""
-        if not text or not text.strip():
+        if not text or text.isspace():
             return NLUResult(dialogue_act="silence", text=text or "")
         if override is not None:
             try:
@@ -187,17 +209,18 @@ class Engine:
         next_node = runtime.nodes[decision.next_node].id if decision.next_node is not None \
             else None
         intent = runtime.intent_names[decision.intent] if decision.intent is not None else None
-        read = {"intent": intent, "dialogue_act": ir.ACTS[decision.act], "slots": result.slots,
-                "confidence": result.confidence}
         return TurnResult(state.session_turns, text, handled, next_node, decision.reason,
-                          decision.complete, response, state.slots, read, decision, state.focus,
-                          result.source or None)
+                          decision.complete, response, decision, state.focus,
+                          result.source or None, state.slots, result, intent)
 
     # --- inspection --------------------------------------------------------------------
 
     def session(self, session_id: str) -> DialogueState:
-        """The stored state of a session (`SessionNotFound` if there is none)."""
+        """A copy of the stored state of a session (`SessionNotFound` if there is none): what
+        the caller changes in it never reaches the store."""
         record = self.store.get(session_id)
         if record is None:
             raise SessionNotFound(f"no session {session_id}; start it first")
-        return record[0]
+        state = record[0]
+        return replace(state, slots=dict(state.slots), skill_data=dict(state.skill_data),
+                       history=list(state.history))

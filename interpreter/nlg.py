@@ -151,8 +151,8 @@ class TemplateNLG:
     def _response(self, table: NodeTable, kind: str, state: DialogueState,
                   words: dict[str, str]) -> str:
         text = table.responses.get(kind)
-        if not text:
-            return ""
+        if not text or "{" not in text:
+            return text or ""
         here = table.id == state.current_node
         return fill_placeholders(text, state.slots, state.skill_data if here else {}, words)
 

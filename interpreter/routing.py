@@ -4,9 +4,9 @@ In: a `Runtime`, the session's `DialogueState`, the turn's `NLUResult` and, opti
 `ExecutorOutcome` (a transition requested from outside the pure core).
 Out: a `Decision`: where the turn was handled, where the session goes (`next_node`, None once
 complete), the kind (move / stay / complete / fallback), the reason code of SPEC 6.2, the
-fallback kind, the missing slots, the turn-limit flag, the slot update, and a trace (the tier
-that fired, every transition evaluated with the facts it read). `Decision.state` is the new
-state.
+fallback kind, the missing slots, the turn-limit flag, the slot update, the tier that fired
+and the facts the conditions read. `Decision.state` is the new state. The trace of every
+transition evaluated is not kept: `evaluations` replays it from the facts when asked.
 After: no I/O happened and the input state is untouched: the new state is built in one
 `msgspec.structs.replace` at the end, so nothing is half-updated if anything raises.
 
@@ -81,7 +81,6 @@ class Decision(msgspec.Struct, frozen=True):
     resuming: bool = False  # system.conversation_resuming
     slot_update: SlotUpdate | None = None  # None: no slot values and nothing pending
     notes: tuple[str, ...] = ()  # how the NLU result was read (corrections)
-    evaluated: tuple = ()  # ((source index, True | False | None = skipped), ...) in order
     facts: Any = None  # the facts the conditions read (list laid out like the field table)
     hint: str | None = None  # from the executor outcome
     focus: bool = False  # focus mode: the state did not follow the decision
@@ -89,13 +88,24 @@ class Decision(msgspec.Struct, frozen=True):
 
 def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[str, ...]]:
     """(intent index or None, act index, notes): the NLU result read by the rules of step 2."""
-    if not nlu.text or not nlu.text.strip():
+    text = nlu.text
+    if not text or text.isspace():
         noted = () if nlu.dialogue_act in (None, "silence") else (
             f"empty input is silence (NLU said {nlu.dialogue_act})",)
         return None, SILENCE, noted
-    notes: list[str] = []
     name = nlu.dialogue_act
     act = NULL if name is None else ACT_INDEX.get(name)
+    intent = None if nlu.intent is None else runtime.intent_index.get(nlu.intent)
+    if act is None or act == SILENCE or (intent is None) is not (nlu.intent is None) or (
+            act == NULL and intent is not None):
+        return _corrected(name, act, intent, nlu.intent)
+    return intent, act, ()
+
+
+def _corrected(name: str | None, act: int | None, intent: int | None,
+               intent_name: str | None) -> tuple[int | None, int, tuple[str, ...]]:
+    """The reading rules that change what the NLU said, each with its note."""
+    notes: list[str] = []
     if name == "negate":
         act = DENY
         notes.append("negate read as deny")
@@ -105,11 +115,8 @@ def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[s
     if act == SILENCE:
         act = NULL
         notes.append("spoken input labelled silence read as null")
-    intent = None
-    if nlu.intent is not None:
-        intent = runtime.intent_index.get(nlu.intent)
-        if intent is None:
-            notes.append(f"undeclared intent {nlu.intent!r} read as null")
+    if intent is None and intent_name is not None:
+        notes.append(f"undeclared intent {intent_name!r} read as null")
     if act == NULL and intent is not None:
         act = INFORM
         notes.append("null act with a declared intent read as inform")
@@ -117,69 +124,85 @@ def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[s
 
 
 _FALLBACK_KINDS = {SILENCE: "no_input", NULL: "not_understood"}
-# Indices into the facts list (the field table) that the router itself reads back.
-F_INTENT, F_ACT = ir.FIELD_INDEX["nlu.intent"], ir.FIELD_INDEX["nlu.dialogue_act"]
-F_NODE_TURNS, F_SESSION_TURNS = ir.FIELD_INDEX["system.node_turns"], \
-    ir.FIELD_INDEX["system.session_turns"]
-F_NO_INPUT, F_NOT_UNDERSTOOD = ir.FIELD_INDEX["system.no_input_count"], \
-    ir.FIELD_INDEX["system.not_understood_count"]
-F_EXHAUSTED = ir.FIELD_INDEX["system.fallback_exhausted"]
-F_RESUMING = ir.FIELD_INDEX["system.conversation_resuming"]
+# Indices into the facts list (the field table) that tier selection reads back.
+F_NODE_TURNS = ir.FIELD_INDEX["system.node_turns"]
 F_TURN_LIMIT = ir.FIELD_INDEX["system.turn_limit_reached"]
 
 
 def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
                outcome: ExecutorOutcome | None = None) -> Decision:
-    """Steps 1-7 of SPEC 6.2 for one user turn; pure."""
+    """Steps 1-7 of SPEC 6.2 for one user turn; pure. The hot path of every turn, so the
+    steps are written out here in order rather than in one function each."""
     table = _current_table(runtime, state)
     if outcome is not None:
         _check_outcome(runtime, outcome)
     intent, act, notes = read_nlu(runtime, nlu)
-    update = None  # step 2, slot part: only when there is something to do
-    if (nlu.slots and act != SILENCE) or state.pending_confirmation is not None:
-        extracted = nlu.slots if act != SILENCE else {}
-        update = apply_slots(runtime, state.slots, state.pending_confirmation, extracted, act)
-    slots = state.slots if update is None else update.slots
+    update, slots, pending = None, state.slots, state.pending_confirmation
+    if (nlu.slots and act != SILENCE) or pending is not None:  # step 2, slot part
+        update = apply_slots(runtime, slots, pending, nlu.slots if act != SILENCE else {}, act)
+        slots, pending = update.slots, update.pending
     fallback = _FALLBACK_KINDS.get(act)  # step 4: the fallback policy
     retries = state.fallback_retries if fallback is not None else 0
     reprompt = fallback is not None and retries < table.max_fallback_retries
+    exhausted = fallback is not None and not reprompt
     node_turns = state.node_turns + 1  # step 5: the executor's structural part
     limit = table.turn_limit
     limit_hit = limit is not None and node_turns >= limit and not reprompt
-    missing = missing_slots(table, slots)
+    turn_limit = state.turn_limit_reached or limit_hit
+    missing = missing_slots(table, slots) if table.required else ()
+    session_turns = state.session_turns + 1
+    no_input = state.no_input_count + 1 if act == SILENCE else 0
+    not_understood = state.not_understood_count + 1 if act == NULL else 0
+    resuming = table.is_end and act not in runtime.closing_acts
     facts = [
         intent, act, nlu.confidence, nlu.text, table.index,
         runtime.node_index.get(state.previous_node) if state.previous_node else None,
-        node_turns, state.session_turns + 1,
-        state.no_input_count + 1 if act == SILENCE else 0,
-        state.not_understood_count + 1 if act == NULL else 0,
-        fallback is not None and not reprompt, table.is_end and act not in runtime.closing_acts,
-        state.turn_limit_reached or limit_hit, node_turns >= table.min_turns, not missing,
-        state.skill_status,
+        node_turns, session_turns, no_input, not_understood, exhausted, resuming, turn_limit,
+        node_turns >= table.min_turns, not missing, state.skill_status,
     ]
-    if runtime.slot_names:
-        facts.extend(map(slots.get, runtime.slot_names))
-    turn = (table, facts, update, notes, missing, fallback)
-    if reprompt:  # the node holds and routing is skipped
-        verdict = (FALLBACK, table.index, "fallback:" + fallback, "fallback")
-        return _decide(runtime, state, turn, verdict, (), retries + 1, outcome)
-    if limit_hit and table.is_end:  # Action END: first, nothing else is evaluated
-        return _decide(runtime, state, turn, (COMPLETE, None, "action_end", "action_end"), (),
-                       retries, outcome)
-    evaluated: list = []
-    asking = update.asked is not None if update is not None else False
-    verdict = _choose(runtime, table, facts, missing, outcome, evaluated, asking)
-    return _decide(runtime, state, turn, verdict, tuple(evaluated), retries, outcome)
+    facts.extend(map(slots.get, runtime.slot_names))
+    if reprompt:  # step 6: the node holds and routing is skipped
+        kind, target, reason, tier = FALLBACK, table.index, "fallback:" + fallback, "fallback"
+        retries += 1
+    elif limit_hit and table.is_end:  # Action END: first, nothing else is evaluated
+        kind, target, reason, tier = COMPLETE, None, "action_end", "action_end"
+    else:
+        asking = update is not None and update.asked is not None
+        kind, target, reason, tier = _choose(runtime, table, facts, missing, outcome, asking)
+    complete = kind == COMPLETE  # step 7: the state after the turn, built in one go
+    if kind == MOVE and not state.focus:
+        new_state = replace(
+            state, current_node=runtime.nodes[target].id, previous_node=table.id,
+            node_turns=0, session_turns=session_turns, no_input_count=no_input,
+            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
+            turn_limit_reached=False, slots=slots, pending_confirmation=pending,
+            skill_status="none", skill_data={})
+    elif state.focus and (kind == MOVE or complete):  # report, do not follow: a new visit
+        new_state = replace(
+            state, node_turns=0, session_turns=session_turns, no_input_count=no_input,
+            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
+            turn_limit_reached=False, slots=slots, pending_confirmation=pending)
+    else:
+        new_state = replace(
+            state, node_turns=node_turns, session_turns=session_turns, no_input_count=no_input,
+            not_understood_count=not_understood, fallback_retries=retries,
+            fallback_exhausted=exhausted, turn_limit_reached=turn_limit, slots=slots,
+            pending_confirmation=pending, complete=complete,
+            complete_reason=reason if complete else None)
+    return Decision(
+        table.index, target, kind, reason, tier, new_state, intent, act, fallback, exhausted,
+        missing, turn_limit, complete, resuming, update, notes, facts,
+        outcome.hint if outcome is not None else None, state.focus)
 
 
 def _current_table(runtime: Runtime, state: DialogueState) -> NodeTable:
     if state.complete:
         raise RoutingError(f"session {state.session_id} is complete")
-    table = runtime.node_named(state.current_node)
-    if table is None:
+    index = runtime.node_index.get(state.current_node)
+    if index is None:
         raise RoutingError(f"node {state.current_node!r} of session {state.session_id} "
                            "is not in this scenario")
-    return table
+    return runtime.nodes[index]
 
 
 def _check_outcome(runtime: Runtime, outcome: ExecutorOutcome) -> None:
@@ -188,18 +211,21 @@ def _check_outcome(runtime: Runtime, outcome: ExecutorOutcome) -> None:
 
 
 def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int, ...],
-            outcome: ExecutorOutcome | None, evaluated: list,
-            asking: bool = False) -> tuple[str, Any, str, str]:
+            outcome: ExecutorOutcome | None, asking: bool,
+            record: list | None = None) -> tuple[str, Any, str, str]:
     """Step 6, tiers 2-8 (tier 1, Action END, is decided before). `asking`: this turn raised a
     slot confirmation, which holds the node like a gate so that the next turn answers it
-    before anything moves on (one question at a time)."""
+    before anything moves on (one question at a time). `record`, when given, receives
+    (source, result) for every transition looked at (`evaluations` replays a turn with it)."""
     here = table.index
     for route in runtime.globals:
         if route.target == here:  # going where you are instructs nothing (seed 002)
-            evaluated.append((route.source, None))
+            if record is not None:
+                record.append((route.source, None))
             continue
         matched = route.test is None or route.test(facts)
-        evaluated.append((route.source, matched))
+        if record is not None:
+            record.append((route.source, matched))
         if matched:
             return MOVE, route.target, route.reason, "global"
     if outcome is not None and outcome.request is not None and outcome.request != here:
@@ -213,7 +239,8 @@ def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int,
             return STAY, here, "gate:confirmation", "gate"
     for route in table.routes:
         matched = route.test is None or route.test(facts)
-        evaluated.append((route.source, matched))
+        if record is not None:
+            record.append((route.source, matched))
         if matched:
             if route.target == ir.STAY:
                 return STAY, here, route.reason, route.tier
@@ -221,47 +248,6 @@ def _choose(runtime: Runtime, table: NodeTable, facts: list, missing: tuple[int,
     if table.is_end:
         return COMPLETE, None, "terminal", "terminal"
     return STAY, here, "no_route", "no_route"
-
-
-def _decide(runtime: Runtime, state: DialogueState, turn: tuple, verdict: tuple,
-            evaluated: tuple, retries: int, outcome: ExecutorOutcome | None) -> Decision:
-    """Step 7 and the decision record; the one place the new state is built."""
-    table, facts, update, notes, missing, fallback = turn
-    kind, target, reason, tier = verdict
-    new_state = _next_state(runtime, state, table, facts, update, kind, target, reason, retries)
-    return Decision(
-        table.index, target, kind, reason, tier, new_state, facts[F_INTENT], facts[F_ACT], fallback,
-        facts[F_EXHAUSTED], missing, facts[F_TURN_LIMIT], kind == COMPLETE, facts[F_RESUMING],
-        update, notes, evaluated, facts, outcome.hint if outcome is not None else None,
-        state.focus)
-
-
-def _next_state(runtime: Runtime, state: DialogueState, table: NodeTable, facts: list,
-                update: SlotUpdate | None, kind: str, target: Any, reason: str,
-                retries: int) -> DialogueState:
-    slots, pending = (state.slots, state.pending_confirmation) if update is None else (
-        update.slots, update.pending)
-    session_turns, no_input = facts[F_SESSION_TURNS], facts[F_NO_INPUT]
-    not_understood = facts[F_NOT_UNDERSTOOD]
-    if kind == MOVE and not state.focus:
-        return replace(
-            state, current_node=runtime.nodes[target].id, previous_node=table.id,
-            node_turns=0, session_turns=session_turns, no_input_count=no_input,
-            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
-            turn_limit_reached=False, slots=slots, pending_confirmation=pending,
-            skill_status="none", skill_data={})
-    if state.focus and kind in (MOVE, COMPLETE):  # report, do not follow: restart the visit
-        return replace(
-            state, node_turns=0, session_turns=session_turns, no_input_count=no_input,
-            not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
-            turn_limit_reached=False, slots=slots, pending_confirmation=pending)
-    complete = kind == COMPLETE
-    return replace(
-        state, node_turns=facts[F_NODE_TURNS], session_turns=session_turns,
-        no_input_count=no_input, not_understood_count=not_understood, fallback_retries=retries,
-        fallback_exhausted=facts[F_EXHAUSTED], turn_limit_reached=facts[F_TURN_LIMIT],
-        slots=slots, pending_confirmation=pending, complete=complete,
-        complete_reason=reason if complete else None)
 
 
 def opening_decision(runtime: Runtime, state: DialogueState) -> Decision:
@@ -272,6 +258,20 @@ def opening_decision(runtime: Runtime, state: DialogueState) -> Decision:
 
 
 # --- trace --------------------------------------------------------------------------------
+
+
+def evaluations(runtime: Runtime, decision: Decision) -> list[tuple[int, bool | None]]:
+    """(source index, True | False | None = skipped) for every transition routing looked at
+    in `decision`, in order. Replayed on the decision's facts (conditions are pure), so a turn
+    that nobody traces records nothing."""
+    if decision.facts is None or decision.tier in ("fallback", "action_end"):
+        return []
+    asking = decision.slot_update is not None and decision.slot_update.asked is not None
+    request = ExecutorOutcome(decision.next_node) if decision.tier == "request" else None
+    record: list = []
+    _choose(runtime, runtime.nodes[decision.handled_node], decision.facts,
+            decision.missing_slots, request, asking, record)
+    return record
 
 
 def describe_transition(runtime: Runtime, source: int, facts: Any, result: bool | None) -> str:
@@ -307,7 +307,7 @@ def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> 
         lines.append("system: conversation_resuming")
     if detailed:
         lines += ["transition " + describe_transition(runtime, source, decision.facts, result)
-                  for source, result in decision.evaluated]
+                  for source, result in evaluations(runtime, decision)]
     target = "complete" if decision.next_node is None else runtime.nodes[decision.next_node].id
     lines.append(f"route: {decision.tier} -> {decision.reason} ({decision.kind} -> {target})")
     return lines

@@ -4,11 +4,11 @@ In: `DialogueState`s to save, each with the version the writer last read. Out: t
 state and its version on `get`; the new version on `put`.
 After: a `put` whose expected version is not the stored one (another writer got there first)
 raises `VersionConflict` and changes nothing; versions count up from 1 (0 = no session yet).
-The memory store keeps the state objects themselves (a `DialogueState` is frozen; the engine
-builds a new one every turn and never touches one it saved), and hands out copies of its
-three containers (slots, skill data, history), so a caller that changes what it got cannot
-change what is stored. That costs a
-fraction of the encode and decode a byte store pays per turn (a quarter of a turn's time).
+The memory store keeps the state objects themselves and hands them out as they are: a
+`DialogueState` is frozen and its containers (slots, skill data, history) are read-only by
+contract (the router and the engine build new ones, copy-on-write), so nothing is copied or
+encoded on the way in or out. The engine is the store's only writer; what it hands its callers
+(`Engine.session`, `TurnResult.slots`) are copies, so a caller cannot change a stored session.
 A networked store (Redis, a database) keeps `encode_state` bytes; the round trip is a tested
 property of every state.
 """
@@ -43,29 +43,27 @@ class MemorySessionStore:
     """An in-process store (a dict of frozen states behind a lock)."""
 
     def __init__(self) -> None:
-        self._records: dict[str, tuple[int, DialogueState]] = {}
+        self._records: dict[str, tuple[DialogueState, int]] = {}
         self._lock = threading.Lock()
 
     def get(self, session_id: str) -> tuple[DialogueState, int] | None:
-        record = self._records.get(session_id)
-        if record is None:
-            return None
-        version, state = record
-        return _detached(state), version
+        return self._records.get(session_id)
 
     def put(self, state: DialogueState, expected_version: int) -> int:
         new_version = expected_version + 1
         if state.version != new_version:
             state = msgspec.structs.replace(state, version=new_version)
-        data = state  # the store takes ownership: the engine never touches a state it saved
-        with self._lock:
+        self._lock.acquire()  # not `with`: the context manager doubles the cost of a put
+        try:
             record = self._records.get(state.session_id)
-            current = record[0] if record is not None else 0
+            current = record[1] if record is not None else 0
             if current != expected_version:
                 raise VersionConflict(
                     f"session {state.session_id} is at version {current}, "
                     f"not {expected_version}; reload it and retry")
-            self._records[state.session_id] = (new_version, data)
+            self._records[state.session_id] = (state, new_version)
+        finally:
+            self._lock.release()
         return new_version
 
     def delete(self, session_id: str) -> None:
@@ -79,8 +77,3 @@ class MemorySessionStore:
     def __len__(self) -> int:
         return len(self._records)
 
-
-def _detached(state: DialogueState) -> DialogueState:
-    """A copy that shares no mutable container with `state` (the scalars are immutable)."""
-    return msgspec.structs.replace(state, slots=dict(state.slots), skill_data=dict(state.skill_data),
-                                   history=list(state.history))

@@ -153,74 +153,51 @@ def _as_number(value: Any, integer: bool) -> int | float | None:
 
 def apply_slots(runtime: Runtime, slots: dict[str, Any], pending: PendingConfirmation | None,
                 extracted: dict[str, Any], act: int) -> SlotUpdate:
-    """Resolve a pending confirmation with `act`, then validate and store `extracted`."""
+    """Resolve a pending confirmation with `act`, then validate and store `extracted`.
+    Every turn with slot values comes here, so it is one pass over local lists."""
     if not extracted and pending is None:
         return SlotUpdate(slots)
-    work = _Work(slots, pending)
-    if pending is not None:
-        work.resolve(pending, act)
+    work = dict(slots)  # kept only if something is stored: the input is never changed
+    stored: list = []
+    dropped: list = []
+    invalid: list[int] = []
+    asked = resolved = None
+    if pending is not None and act not in (SILENCE, NULL):  # silent: the re-prompt asks again
+        resolved = _RESOLVED.get(act, "expired")
+        if act == AFFIRM:
+            work[pending.slot] = pending.value
+            stored.append((pending.slot, pending.value))
+        pending = None
     for name, value in extracted.items():
         index = runtime.slot_index.get(name)
         if index is None:
-            work.drop(name, value, "undeclared_slot")
-        elif value is None or (isinstance(value, str) and not value.strip()):
-            work.drop(name, value, "null")
-        else:
-            work.offer(runtime.slot_rules[index], value)
-    return work.result()
-
-
-class _Work:
-    """The mutable scratchpad of one `apply_slots` call (copy-on-write over the input)."""
-
-    def __init__(self, slots: dict[str, Any], pending: PendingConfirmation | None):
-        self.slots, self.copied = slots, False
-        self.pending, self.asked, self.resolved = pending, None, None
-        self.stored: list = []
-        self.dropped: list = []
-        self.invalid: list[int] = []
-
-    def store(self, name: str, value: Any) -> None:
-        if not self.copied:
-            self.slots, self.copied = dict(self.slots), True
-        self.slots[name] = value
-        self.stored.append((name, value))
-
-    def drop(self, name: str, value: Any, reason: str) -> None:
-        self.dropped.append((name, value, reason))
-
-    def resolve(self, pending: PendingConfirmation, act: int) -> None:
-        if act in (SILENCE, NULL):
-            return  # not answered yet; the re-prompt asks again
-        self.pending = None
-        if act == AFFIRM:
-            self.store(pending.slot, pending.value)
-            self.resolved = "confirmed"
-        elif act == DENY:
-            self.resolved = "declined"
-        else:
-            self.resolved = "expired"
-
-    def offer(self, rule: SlotRule, value: Any) -> None:
+            dropped.append((name, value, "undeclared_slot"))
+            continue
+        if value is None or (isinstance(value, str) and not value.strip()):
+            dropped.append((name, value, "null"))
+            continue
+        rule = runtime.slot_rules[index]
         ok, value, reason = check_value(rule, value)
         if not ok:
-            self.drop(rule.name, value, reason)
-            if rule.index not in self.invalid:
-                self.invalid.append(rule.index)
-            return
-        old = self.slots.get(rule.name)
+            dropped.append((name, value, reason))
+            if index not in invalid:
+                invalid.append(index)
+            continue
+        old = work.get(name)
         if old is None or rule.on_conflict == "overwrite":
             if old != value:
-                self.store(rule.name, value)
+                work[name] = value
+                stored.append((name, value))
         elif old == value:
             pass
         elif rule.on_conflict == "keep":
-            self.drop(rule.name, value, "kept")
-        elif self.pending is None:
-            self.pending = self.asked = PendingConfirmation(rule.name, value, old)
+            dropped.append((name, value, "kept"))
+        elif pending is None:  # confirm: one question at a time
+            pending = asked = PendingConfirmation(name, value, old)
         else:
-            self.drop(rule.name, value, "confirmation_pending")
+            dropped.append((name, value, "confirmation_pending"))
+    return SlotUpdate(work if stored else slots, pending, tuple(stored), tuple(dropped),
+                      tuple(invalid), asked, resolved)
 
-    def result(self) -> SlotUpdate:
-        return SlotUpdate(self.slots, self.pending, tuple(self.stored), tuple(self.dropped),
-                          tuple(self.invalid), self.asked, self.resolved)
+
+_RESOLVED = {AFFIRM: "confirmed", DENY: "declined"}  # any other understood act: "expired"

@@ -112,9 +112,10 @@ def history_entries(state: DialogueState) -> list[HistoryEntry]:
     return state.entries()
 
 
-def append_history(history: list[bytes], entry: HistoryEntry,
+def append_history(history: list[bytes], entry: HistoryEntry | tuple,
                    limit: int = HISTORY_LIMIT) -> list[bytes]:
-    """A new list: the last `limit` entries including `entry` (the old list is not touched)."""
+    """A new list: the last `limit` entries including `entry` (the old list is not touched).
+    `entry` may be the plain tuple (user, bot, node, reason): it encodes to the same bytes."""
     if limit <= 0:
         return []
     raw = _MSGPACK_ENCODER.encode(entry)

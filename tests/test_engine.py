@@ -276,3 +276,41 @@ def test_fallback_never_holds_a_node_longer_than_its_budget(budget, acts):
         if act != "inform" and d.kind != "fallback":
             assert d.fallback_exhausted and d.kind == "move"  # control went to routing
         state = d.state
+
+
+# --- a damaged IR file: nodes are read on first use ------------------------------------------
+
+
+def forged_runtime(tmp_path, index: int):
+    """A lazily loaded runtime whose node `index` targets a node that does not exist (a
+    hand-made file with its checksum recomputed: the load itself succeeds)."""
+    from msgspec.structs import replace
+
+    from interpreter import ir
+    from interpreter.loader import load_program
+
+    program = senimate_like().build()
+    node = program.nodes[index]
+    bad = replace(node, transitions=[ir.Transition(999, None, node.transitions[0].source)])
+    nodes = [*program.nodes[:index], bad, *program.nodes[index + 1:]]
+    path = tmp_path / "forged.ir"
+    path.write_bytes(ir.encode_ir(replace(program, nodes=nodes), "test", "0" * 64))
+    return load_program(path)
+
+
+def test_a_damaged_node_first_read_in_a_turn_is_a_one_line_engine_error(tmp_path):
+    engine = Engine(forged_runtime(tmp_path, 1))
+    engine.start("s")
+    with pytest.raises(EngineError, match="targets index 999") as info:
+        for _ in range(6):  # until the session reaches the damaged node
+            before = engine.store.get("s")
+            engine.turn("s", "네", nlu("affirm"))
+    assert "\n" not in str(info.value)
+    assert engine.store.get("s") == before  # the failed turn saved nothing
+
+
+def test_a_damaged_entry_node_is_a_one_line_engine_error_at_start(tmp_path):
+    engine = Engine(forged_runtime(tmp_path, 0))
+    with pytest.raises(EngineError, match="targets index 999"):
+        engine.start("s")
+    assert engine.store.get("s") is None

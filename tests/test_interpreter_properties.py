@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from interpreter.engine import Engine, EngineError, SessionComplete
+from interpreter.routing import evaluations
 from interpreter.sessions import MemorySessionStore
 from interpreter.state import decode_state, decode_state_json, encode_state, encode_state_json
 from oracle import Oracle
@@ -95,6 +96,26 @@ def test_no_exception_and_every_node_is_real(case):
         json.dumps(result.json_line(), ensure_ascii=False)  # the machine contract is JSON
         if result.complete:
             break
+
+
+@settings(max_examples=scaled(100), suppress_health_check=HEALTH)
+@given(case=sessions())
+def test_the_replayed_trace_ends_at_the_rule_that_fired(case):
+    """Routing records no trace; `evaluations` replays it from the decision's facts. The rule
+    that decided the turn is the only one that held, and the last looked at; a turn that no
+    rule decided (a gate, the terminal completion, no route, a re-prompt) has none."""
+    scenario, runtime, turns, bot_first = case
+    _, results = play(runtime, turns, bot_first)
+    for result in results[1:]:
+        decision = result.decision
+        record = evaluations(runtime, decision)
+        held = [source for source, matched in record if matched]
+        if decision.tier in ("global", "next_nodes", "default_next"):
+            assert held == [record[-1][0]], (decision.reason, record)
+            label = runtime.program.source_map[held[0]].label
+            assert decision.reason in (label, "stay:" + label)
+        else:
+            assert held == [], (decision.reason, record)
 
 
 # --- completion -------------------------------------------------------------------------------

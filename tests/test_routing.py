@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from interpreter.executors import ExecutorOutcome
-from interpreter.routing import RoutingError, route_turn, trace_lines
+from interpreter.routing import RoutingError, evaluations, route_turn, trace_lines
 from interpreter.state import DialogueState, encode_state
 
 from irkit import (SILENT, ProgramBuilder, all_, empty, eq, filled, ge, gt, isin, nlu, not_,
@@ -169,7 +169,7 @@ def test_global_targeting_the_current_node_is_skipped_and_terminal_completes():
     d = route(rt, "closure", nlu("affirm", intent="user_wants_to_end"),
               slots={"daily_life": "x", "meal_status": "adequate"})
     assert (d.kind, d.reason, d.complete) == ("complete", "terminal", True)
-    skipped = [result for source, result in d.evaluated
+    skipped = [result for source, result in evaluations(rt, d)
                if rt.program.source_map[source].label.startswith("global")]
     assert skipped == [None, None]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from interpreter.nlu import NLUResult
-from interpreter.routing import read_nlu, route_turn
+from interpreter.routing import evaluations, read_nlu, route_turn
 from interpreter.state import DialogueState
 
 from irkit import SILENT, ProgramBuilder, all_, eq, nlu, senimate_like
@@ -173,7 +173,7 @@ def test_turn_limit_at_end_node_is_action_end_before_anything():
     rt = senimate_like().runtime()
     d = route(rt, "closure", nlu("deny", text="아니요 더 얘기해요"), node_turns=1)
     assert (d.kind, d.reason, d.tier, d.complete) == ("complete", "action_end", "action_end", True)
-    assert d.evaluated == ()  # no other routing
+    assert evaluations(rt, d) == []  # no other routing
     assert d.state.complete_reason == "action_end"
 
 

@@ -65,6 +65,12 @@ def test_history_is_bounded_and_keeps_the_newest():
     assert append_history(history, HistoryEntry("x", "b", "n", "r"), limit=0) == []
 
 
+def test_a_plain_tuple_entry_is_stored_as_the_history_entry_it_spells():
+    as_tuple = append_history([], ("사용자", None, "meal", "default_next"))
+    state = DialogueState("s", "h", "meal", history=as_tuple)
+    assert state.entries() == [HistoryEntry("사용자", None, "meal", "default_next")]
+
+
 def test_append_history_leaves_the_old_list_alone():
     old = append_history([], HistoryEntry("a", "b", "n", "r"))
     new = append_history(old, HistoryEntry("c", "d", "n", "r"))
@@ -151,12 +157,19 @@ def test_store_rejects_creating_an_existing_session():
         store.put(DialogueState("s", "h", "a"), 0)
 
 
-def test_store_hands_out_copies():
-    store = MemorySessionStore()
-    store.put(DialogueState("s", "h", "a", slots={"x": 1}), 0)
-    got, _ = store.get("s")
-    got.slots["x"] = 2  # a misbehaving caller
-    assert store.get("s")[0].slots == {"x": 1}
+def test_the_engine_hands_out_copies():
+    engine = Engine(RUNTIME)
+    opened = engine.start("s")
+    engine.turn("s", "네", nlu("affirm"))
+    turned = engine.turn("s", "산책했어요", nlu("inform", daily_life="산책"))
+    stored = engine.store.get("s")[0]
+    assert stored.slots == {"daily_life": "산책"} == turned.slots
+    before = msgspec.structs.asdict(stored)
+    for handed_out in (opened.slots, turned.slots, engine.session("s").slots):  # misbehaving
+        handed_out["daily_life"] = "changed"
+    engine.session("s").history.clear()
+    engine.session("s").skill_data["x"] = 1
+    assert msgspec.structs.asdict(engine.store.get("s")[0]) == before
 
 
 def test_engine_turn_with_stale_version_conflicts():

@@ -5,16 +5,19 @@ Run with `make bench` (installs the `bench` extra: langgraph, psutil) or
 Sections, all in one run:
 
 1. turns: per-turn cost of `mgi`'s engine (scripted NLU, template NLG, memory store) and of
-   three peers on the reference scenario's flow (peers.py): LangGraph (a StateGraph with an
-   in-memory checkpointer, one invoke per user turn), a networkx router (the original design)
-   and a plain-Python router (the lower bound). The two scripts (the full walk; resumes and
-   fallbacks) first run through all four, which must agree turn by turn on node, next node,
+   its peers on the reference scenario's flow (peers.py): LangGraph (a StateGraph with an
+   in-memory checkpointer, one invoke per user turn), a networkx router (the original design:
+   the scenario's condition objects on the edges, evaluated each turn), the same router with
+   the conditions hand-written as lambdas (a faster variant, for information) and a
+   plain-Python router (the lower bound). The two scripts (the full walk; resumes and
+   fallbacks) first run through all of them, which must agree turn by turn on node, next node,
    reason, completion and response. Then rounds of sessions, the runners in rotating order
    within each round, every user turn timed alone; medians over all turns of both scripts,
    ratios from those medians (same process, same rounds).
 2. compile: generated scenarios of 100, 1,000, 10,000 and 50,000 nodes and the reference
    scenario (compile_bench.py): compile time and peak memory in fresh processes, IR size
-   against minified JSON, IR load time (`load_program`) against compile time.
+   against minified JSON, IR load time (`load_program`, node tables built on first use)
+   against compile time, and beside it load plus every node table built (for information).
 3. throughput: user turns per second with many sessions open at once in one process,
    interleaved turn by turn (1,000 sessions; 10,000 for the engine too); memory per live
    session with 100,000 sessions (fresh child process per runner: RSS growth divided by the
@@ -68,16 +71,18 @@ def log(text: str = "") -> None:
 
 
 def runners(runtime) -> dict:
-    """The four runners of the comparison."""
+    """The runners of the comparison."""
     return {"mgi": peers.EngineRunner(runtime),
             "langgraph": peers.LangGraphRouter(),
             "networkx": peers.NetworkxRouter(),
+            "networkx_lambdas": peers.NetworkxLambdaRouter(),
             "plain": peers.PlainRouter()}
 
 
 LABELS = {"mgi": "mgi engine (memory store)",
           "langgraph": "LangGraph StateGraph + InMemorySaver",
           "networkx": "networkx DiGraph router",
+          "networkx_lambdas": "networkx router, lambda conditions",
           "plain": "plain-Python router"}
 
 
@@ -220,7 +225,7 @@ def make_runner(name: str, runtime=None):
     if name == "mgi":
         return peers.EngineRunner(runtime)
     return {"langgraph": peers.LangGraphRouter, "networkx": peers.NetworkxRouter,
-            "plain": peers.PlainRouter}[name]()
+            "networkx_lambdas": peers.NetworkxLambdaRouter, "plain": peers.PlainRouter}[name]()
 
 
 def interleaved(runner, sessions: int) -> dict:
@@ -377,6 +382,9 @@ def verdicts(results: dict) -> list[dict]:
         nx = r["networkx"]["median_us"] / mgi
         add("networkx turn / mgi turn", f"{nx:.2f}x ({r['networkx']['median_us']:.1f} us)",
             "> 1x (mgi lower)", nx > 1)
+        nxl = r["networkx_lambdas"]["median_us"] / mgi
+        add("networkx (lambda conditions) turn / mgi turn",
+            f"{nxl:.2f}x ({r['networkx_lambdas']['median_us']:.1f} us)", "", None)
         plain = mgi / r["plain"]["median_us"]
         add("mgi turn / plain-Python turn", f"{plain:.2f}x ({r['plain']['median_us']:.1f} us)",
             "<= 5x", plain <= 5)
@@ -386,6 +394,10 @@ def verdicts(results: dict) -> list[dict]:
             add(f"IR load vs compile, {row['scenario']} ({row['nodes']:,} nodes)",
                 f"{row['load_speedup']:.1f}x ({row['load_seconds'] * 1000:.2f} ms vs "
                 f"{row['seconds'] * 1000:.0f} ms)", ">= 20x", row["load_speedup"] >= 20)
+        for row in compiled["rows"]:
+            add(f"IR load + every node table vs compile, {row['scenario']}",
+                f"{row['load_all_speedup']:.1f}x ({row['load_all_seconds'] * 1000:.2f} ms)", "",
+                None)
         for row in compiled["rows"]:
             if row["nodes"] == 10000:
                 add("10,000-node compile (wall)",

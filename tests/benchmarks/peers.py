@@ -4,9 +4,14 @@ instead of `mgi`, for `bench.py`: the same conversation, the same decisions, the
 - `LangGraphRouter`: a LangGraph `StateGraph` (one node function per dialogue node, entered
   through a conditional edge on the current node), compiled with an in-memory checkpointer;
   one `invoke` per user turn keyed by thread id: how multi-turn chat is built with LangGraph.
-- `NetworkxRouter`: the seed's original design: a networkx `DiGraph` whose edges carry the
-  transition rules (condition callables in declaration order); each turn looks up the current
-  node's successors, checks the global rules first, then the edges; no match stays.
+- `NetworkxRouter`: the seed's original design (seed 000: `GraphBuilder` turns the scenario
+  JSON into a networkx `DiGraph`; `dst_routing` evaluates conditions and picks the next node):
+  the edges carry the scenario's own transition rules, conditions as the condition objects
+  (`field` path, `operator`, `value`, `and`/`or`/`not`) evaluated each turn against the turn's
+  context; each turn looks up the current node's successors, checks the global rules first,
+  then the edges; no match stays. Built from scenarios/senimate.json, nothing hand-coded.
+- `NetworkxLambdaRouter`: the same graph with the conditions written by hand as Python
+  lambdas (as `RULES` below): not the original design, a faster variant, reported beside it.
 - `PlainRouter`: a hand-written router, if/elif per node over a small dict (the lower bound).
 - `EngineRunner`: `mgi`'s engine (scripted NLU, template NLG, memory store) behind the same
   `start` / `turn` calls.
@@ -26,6 +31,7 @@ returns the differences (none expected) in (node, next node, reason, complete, r
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from pathlib import Path
@@ -230,29 +236,33 @@ class NodeParams:
         self.end = bool(node.get("terminal"))
 
 
-# Conditions as callables over a turn context, written by hand from the scenario's conditions
-# (the condition language is the compiler's job; the original design stored Python callables).
+# The turn context the conditions read: the scenario's field paths (`slots.NAME` is read from
+# the "slots" entry). Conditions are callables over it: written by hand (`RULES`, for LangGraph
+# and `NetworkxLambdaRouter`) or the scenario's condition objects (`evaluate`).
 Condition = Callable[[dict], bool] | None
+INTENT, ACT, NODE_TURNS = "nlu.intent", "nlu.dialogue_act", "system.node_turns"
+PREVIOUS, RESUMING, NO_INPUT = ("system.previous_node", "system.conversation_resuming",
+                                "system.no_input_count")
 
 
 def _resume(slot: str | None) -> Callable[[dict], bool]:
     if slot is None:
-        return lambda c: c["resuming"] and c["intent"] != END
-    return lambda c: c["resuming"] and c["intent"] != END and not c["slots"].get(slot)
+        return lambda c: c[RESUMING] and c[INTENT] != END
+    return lambda c: c[RESUMING] and c[INTENT] != END and not c["slots"].get(slot)
 
 
 # (source node, ordered rules: (target or None for stay, condition or None, reason))
 RULES: dict[str, list[tuple[str | None, Condition, str]]] = {
-    GREETING: [(None, lambda c: c["node_turns"] == 1, "stay:next_nodes[0]"),
+    GREETING: [(None, lambda c: c[NODE_TURNS] == 1, "stay:next_nodes[0]"),
                (DAILY, None, "default_next")],
     DAILY: [(MEAL, None, "default_next")],
     MEAL: [(HEALTH, None, "default_next")],
     HEALTH: [(HEALTH, lambda c: (c["slots"].get("health_status") == "complaint"
                                  and not c["slots"].get("symptom")
                                  and not c["slots"].get("health_issue")
-                                 and c["previous"] != HEALTH), "next_nodes[0]"),
+                                 and c[PREVIOUS] != HEALTH), "next_nodes[0]"),
              (GENERAL, None, "default_next")],
-    GENERAL: [(CLOSURE, lambda c: c["intent"] == END, "next_nodes[0]"),
+    GENERAL: [(CLOSURE, lambda c: c[INTENT] == END, "next_nodes[0]"),
               (None, None, "stay:next_nodes[1]")],
     CLOSURE: [(DAILY, _resume("daily_life"), "next_nodes[0]"),
               (MEAL, _resume("meal_status"), "next_nodes[1]"),
@@ -260,13 +270,13 @@ RULES: dict[str, list[tuple[str | None, Condition, str]]] = {
               (GENERAL, _resume(None), "next_nodes[3]")],
 }
 GLOBALS: list[tuple[str, str, Callable[[dict], bool]]] = [
-    ("user_wants_to_end", CLOSURE, lambda c: c["intent"] == END),
-    ("silent_close", CLOSURE, lambda c: c["act"] == "silence" and c["no_input"] > 2),
+    ("user_wants_to_end", CLOSURE, lambda c: c[INTENT] == END),
+    ("silent_close", CLOSURE, lambda c: c[ACT] == "silence" and c[NO_INPUT] > 2),
 ]
 
 
 def graph_turn(state: dict, params: NodeParams, text: str, nlu: dict | None,
-               rules_of: Callable[[str], list]) -> tuple[dict, Outcome]:
+               rules_of: Callable[[str], list], globals_: list = GLOBALS) -> tuple[dict, Outcome]:
     """One turn of the graph peers: everything but where the rules come from and where the
     state lives. Returns the changed state fields and the outcome."""
     here = params.id
@@ -279,21 +289,22 @@ def graph_turn(state: dict, params: NodeParams, text: str, nlu: dict | None,
     limit_hit = (params.max_turns is not None and node_turns >= params.max_turns
                  and not reprompt)
     turn_limit = state["turn_limit"] or limit_hit
-    context = {"intent": intent, "act": act, "node_turns": node_turns, "slots": slots,
-               "no_input": state["no_input"] + 1 if act == "silence" else 0,
-               "not_understood": state["not_understood"] + 1 if act == "null" else 0,
-               "previous": state["previous"], "exhausted": fallback is not None and not reprompt,
-               "resuming": params.end and act not in CLOSING_ACTS}
+    no_input = state["no_input"] + 1 if act == "silence" else 0
+    not_understood = state["not_understood"] + 1 if act == "null" else 0
+    exhausted = fallback is not None and not reprompt
+    context = {INTENT: intent, ACT: act, NODE_TURNS: node_turns, "slots": slots,
+               NO_INPUT: no_input, PREVIOUS: state["previous"],
+               RESUMING: params.end and act not in CLOSING_ACTS}
     kind, target, reason = _route(params, context, reprompt, limit_hit, turn_limit, fallback,
-                                  rules_of)
-    changes = {"session_turns": state["session_turns"] + 1, "no_input": context["no_input"],
-               "not_understood": context["not_understood"], "slots": slots}
+                                  rules_of, globals_)
+    changes = {"session_turns": state["session_turns"] + 1, "no_input": no_input,
+               "not_understood": not_understood, "slots": slots}
     if kind == "move":
         changes.update(node=target, previous=here, node_turns=0, retries=0, exhausted=False,
                        turn_limit=False)
     else:
         changes.update(node_turns=node_turns, retries=retries + 1 if reprompt else retries,
-                       exhausted=context["exhausted"], turn_limit=turn_limit,
+                       exhausted=exhausted, turn_limit=turn_limit,
                        complete=kind == "complete")
     response = word(here, kind, reason, fallback, turn_limit, target)
     changes["history"] = remember(state["history"], (text, response, here, reason))
@@ -301,16 +312,16 @@ def graph_turn(state: dict, params: NodeParams, text: str, nlu: dict | None,
     return changes, (here, nxt, reason, kind == "complete", response)
 
 
-def _route(params, context, reprompt, limit_hit, turn_limit, fallback, rules_of):
+def _route(params, context, reprompt, limit_hit, turn_limit, fallback, rules_of, globals_):
     here = params.id
     if reprompt:
         return "fallback", here, "fallback:" + fallback
     if limit_hit and params.end:
         return "complete", None, "action_end"
-    for name, target, test in GLOBALS:
+    for name, target, test in globals_:
         if target != here and test(context):
             return "move", target, "global:" + name
-    if not turn_limit and context["node_turns"] < params.min_turns:
+    if not turn_limit and context[NODE_TURNS] < params.min_turns:
         return "stay", here, "gate:min_turns"
     for target, test, reason in rules_of(here):
         if test is None or test(context):
@@ -320,7 +331,89 @@ def _route(params, context, reprompt, limit_hit, turn_limit, fallback, rules_of)
     return "stay", here, "no_route"
 
 
-# --- (b) networkx: the original design ------------------------------------------------------
+# --- (b) networkx: the original design --------------------------------------------------------
+
+
+def evaluate(condition: dict, context: dict) -> bool:
+    """A scenario condition object against the turn context, as the original `dst_routing`
+    did: `and` / `or` / `not` of leaves `{field, operator, value}`; a field path is looked up in
+    the context (`slots.NAME` in its slots)."""
+    if "and" in condition:
+        for item in condition["and"]:
+            if not evaluate(item, context):
+                return False
+        return True
+    if "or" in condition:
+        for item in condition["or"]:
+            if evaluate(item, context):
+                return True
+        return False
+    if "not" in condition:
+        return not evaluate(condition["not"], context)
+    path = condition["field"]
+    value = context[path] if path in context else context["slots"].get(path[6:])
+    return OPERATORS[condition["operator"]](value, condition.get("value"))
+
+
+OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "equals": lambda a, b: a == b,
+    "not_equals": lambda a, b: a != b,
+    "in": lambda a, b: a in b,
+    "not_in": lambda a, b: a not in b,
+    "greater_than": lambda a, b: a is not None and a > b,
+    "greater_or_equal": lambda a, b: a is not None and a >= b,
+    "less_than": lambda a, b: a is not None and a < b,
+    "less_or_equal": lambda a, b: a is not None and a <= b,
+    "is_empty": lambda a, _: a is None or a == "",
+    "is_not_empty": lambda a, _: a is not None and a != "",
+    "contains": lambda a, b: a is not None and b in a,
+}
+
+
+def condition_object(raw: Any) -> dict | None:
+    """The scenario's condition in the object form of the original design (an expression
+    string is parsed by mgc's parser; setting up, not timed)."""
+    if raw is None:
+        return None
+    from compiler.condition_ast import NO_VALUE, And, Leaf, Not
+    from compiler.conditions import lower_condition
+    from compiler.diagnostics import Diagnostics
+
+    def to_object(node) -> dict:
+        if isinstance(node, Leaf):
+            leaf = {"field": node.field, "operator": node.operator}
+            if node.value is not NO_VALUE:
+                leaf["value"] = node.value
+            return leaf
+        if isinstance(node, Not):
+            return {"not": to_object(node.item)}
+        return {"and" if isinstance(node, And) else "or": [to_object(i) for i in node.items]}
+
+    return to_object(lower_condition(raw, "", Diagnostics()))
+
+
+def _tested(condition: dict | None) -> Condition:
+    return None if condition is None else functools.partial(evaluate, condition)
+
+
+def scenario_rules() -> tuple[dict[str, list], list]:
+    """Every node's ordered rules (`next_nodes`, then `default_next`) and the global rules,
+    read from the scenario with their conditions as objects."""
+    rules: dict[str, list] = {}
+    for node in SCENARIO["graph"]["nodes"]:
+        ordered = []
+        for i, edge in enumerate(node.get("next_nodes", [])):
+            test = _tested(condition_object(edge.get("condition")))
+            if edge.get("action") == "stay":
+                ordered.append((None, test, f"stay:next_nodes[{i}]"))
+            else:
+                ordered.append((edge["target"], test, f"next_nodes[{i}]"))
+        if node.get("default_next"):
+            ordered.append((node["default_next"], None, "default_next"))
+        rules[node["id"]] = ordered
+    globals_ = [(g["name"], g["target"], _tested(condition_object(g["condition"])))
+                for g in SCENARIO["graph"].get("global_transitions", [])]
+    return rules, globals_
 
 
 class NetworkxRouter:
@@ -329,14 +422,16 @@ class NetworkxRouter:
 
     name = "networkx"
 
-    def __init__(self) -> None:
+    def __init__(self, rules: dict[str, list] | None = None, globals_: list | None = None):
         import networkx as nx
 
-        graph = nx.DiGraph(globals=GLOBALS)
+        if rules is None:
+            rules, globals_ = scenario_rules()
+        graph = nx.DiGraph(globals=globals_)
         for node in SCENARIO["graph"]["nodes"]:
             graph.add_node(node["id"], params=NodeParams(node))
-        for source, rules in RULES.items():
-            for order, (target, test, reason) in enumerate(rules):
+        for source, ordered in rules.items():
+            for order, (target, test, reason) in enumerate(ordered):
                 dest = source if target is None else target
                 action = "stay" if target is None else "move"
                 if graph.has_edge(source, dest):
@@ -364,9 +459,19 @@ class NetworkxRouter:
         if state["complete"]:
             raise RuntimeError(f"session {session_id} is complete")
         params = self.graph.nodes[state["node"]]["params"]
-        changes, outcome = graph_turn(state, params, text, nlu, self._rules)
+        changes, outcome = graph_turn(state, params, text, nlu, self._rules,
+                                      self.graph.graph["globals"])
         state.update(changes)
         return outcome
+
+
+class NetworkxLambdaRouter(NetworkxRouter):
+    """`NetworkxRouter` with the conditions written by hand as lambdas (`RULES`, `GLOBALS`)."""
+
+    name = "networkx_lambdas"
+
+    def __init__(self) -> None:
+        super().__init__(RULES, GLOBALS)
 
 
 # --- (c) plain Python: the lower bound ------------------------------------------------------
@@ -587,7 +692,7 @@ class EngineRunner:
         return r.node, r.next_node, r.reason, r.complete, r.response
 
 
-PEER_CLASSES = (LangGraphRouter, NetworkxRouter, PlainRouter)
+PEER_CLASSES = (LangGraphRouter, NetworkxRouter, NetworkxLambdaRouter, PlainRouter)
 
 
 _CHECK_IDS = itertools.count()
@@ -636,4 +741,4 @@ if __name__ == "__main__":  # print the sequences and the check
         for i, (node, nxt, reason, complete, _) in enumerate(outcomes, 1):
             print(f"  {i:2} {node:22} -> {str(nxt):22} {reason}{'  (complete)' if complete else ''}")
     problems = check_same(runners)
-    print("\n".join(problems) if problems else "all four agree on both scripts")
+    print("\n".join(problems) if problems else f"all {len(runners)} agree on both scripts")

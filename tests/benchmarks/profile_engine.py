@@ -8,7 +8,9 @@
 real inputs of every turn (the stored state, the NLU object, the state, the decision), then
 the whole turn on the same inputs, so the steps can be compared with the total; then it runs
 cProfile over many sessions. `load` compiles a generated scenario and profiles `load_program`
-on it, with the cycle collector as it is and paused. Nothing is written.
+on it (node tables built on first use), with the cycle collector as it is and paused, and
+times `load_program(path, verify=True)` beside it (every node decoded, checked and built).
+Nothing is written.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def turn_steps() -> None:
     from interpreter.nlg import RenderContext
     from interpreter.nlu import nlu_result
     from interpreter.routing import route_turn
-    from interpreter.state import HistoryEntry, append_history
+    from interpreter.state import append_history
 
     runner = peers.EngineRunner()
     engine, store, runtime = runner.engine, runner.store, runner.runtime
@@ -58,17 +60,17 @@ def turn_steps() -> None:
         session_id = f"profile-{script_name}"
         engine.start(session_id)
         for text, nlu in script:
-            version, data = store._records[session_id]  # data: the stored frozen state
+            data, version = store._records[session_id]  # data: the stored frozen state
             state, _ = store.get(session_id)
             result = engine._understand(text, state, nlu)
             decision = route_turn(runtime, state, result)
             new = decision.state
             response = engine.nlg.render(decision, RenderContext(runtime, new))
-            entry = HistoryEntry(text, response, "node", decision.reason)
+            entry = (text, response, "node", decision.reason)
             history = append_history(new.history, entry)
             saved = msgspec.structs.replace(new, history=history, updated_at=1.0,
                                             version=version + 1)
-            add("store.get: copy of the mutable containers",
+            add("store.get",
                 per_call_us(lambda: store.get(session_id)))
             add("nlu_result: dict -> NLUResult (msgspec.convert)",
                 per_call_us(lambda: nlu_result(nlu, text)) if text.strip() else 0.0)
@@ -76,24 +78,24 @@ def turn_steps() -> None:
                 per_call_us(lambda: route_turn(runtime, state, result)))
             add("TemplateNLG.render + RenderContext",
                 per_call_us(lambda: engine.nlg.render(decision, RenderContext(runtime, new))))
-            add("HistoryEntry + append_history (msgpack entry)",
+            add("append_history (msgpack entry)",
                 per_call_us(lambda: append_history(
-                    new.history, HistoryEntry(text, response, "node", decision.reason))))
+                    new.history, (text, response, "node", decision.reason))))
             add("replace(state, history, updated_at, version)",
                 per_call_us(lambda: msgspec.structs.replace(
                     new, history=history, updated_at=1.0, version=version + 1)))
             add("store.put: version check",
-                per_call_us(lambda: (store._records.__setitem__(session_id, (version, data)),
+                per_call_us(lambda: (store._records.__setitem__(session_id, (data, version)),
                                      store.put(saved, version))))
             add("TurnResult + nlu read-back (_result)",
                 per_call_us(lambda: engine._result(text, result, decision, saved, "node",
                                                    response)))
 
             def whole() -> None:
-                store._records[session_id] = (version, data)
+                store._records[session_id] = (data, version)
                 engine.turn(session_id, text, nlu)
             add("(whole Engine.turn on the same input)", per_call_us(whole))
-            store._records[session_id] = (version, data)
+            store._records[session_id] = (data, version)
             engine.turn(session_id, text, nlu)
     parts = {name: statistics.median(v) for name, v in steps.items()}
     whole = parts.pop("(whole Engine.turn on the same input)")
@@ -147,6 +149,10 @@ def load_profile(nodes: int) -> None:
             print(f"load_program, {nodes} nodes, cycle collector "
                   f"{'paused' if paused else 'as is'}: {(time.perf_counter() - start) * 1000:.1f} ms")
             gc.enable()
+        start = time.perf_counter()
+        load_program(out, verify=True)
+        print(f"load_program(verify=True), every node table built: "
+              f"{(time.perf_counter() - start) * 1000:.1f} ms")
         spent = {0: [0, 0.0], 1: [0, 0.0], 2: [0, 0.0]}
         began = [0.0]
 
