@@ -254,7 +254,7 @@ def interleaved(runner, sessions: int) -> dict:
 def throughput(cfg: dict, runtime) -> dict:
     log("== 3a. throughput: many sessions open in one process, turns interleaved ==")
     plan = [("mgi", cfg["concurrent"], 3), ("mgi", cfg["concurrent_large"], 1),
-            ("networkx", cfg["concurrent"], 3),
+            ("networkx", cfg["concurrent"], 3), ("networkx_lambdas", cfg["concurrent"], 3),
             ("plain", cfg["concurrent"], 3), ("langgraph", cfg["langgraph_concurrent"], 1)]
     rows = []
     for name, sessions, repeats in plan:

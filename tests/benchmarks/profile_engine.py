@@ -87,7 +87,7 @@ def turn_steps() -> None:
             add("store.put: version check",
                 per_call_us(lambda: (store._records.__setitem__(session_id, (data, version)),
                                      store.put(saved, version))))
-            add("TurnResult + nlu read-back (_result)",
+            add("TurnResult (_result)",
                 per_call_us(lambda: engine._result(text, result, decision, saved, "node",
                                                    response)))
 
