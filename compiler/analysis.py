@@ -31,7 +31,7 @@ import networkx as nx
 
 from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
 
-from .condition_ast import Condition, Not, leaves
+from .condition_ast import And, Condition, Not, leaves
 from .diagnostics import Diagnostics, join
 from .resolve import CheckedTransition, Model
 from .satisfiability import Domain, field_domains, satisfiable
@@ -168,6 +168,18 @@ class _Verdicts:
     def always(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
         return t.condition is None or not self._judge(t, node_id, Not(t.condition), first_turn)
 
+    def together_always(self, rules: list[CheckedTransition], node_id: str,
+                        first_turn: bool = False) -> bool:
+        """The rules, none of which always matches alone, leave no input past all of them
+        (`nlu.intent == null` and `nlu.intent == "bye"` with one declared intent)."""
+        conditions = [t.condition for t in rules if t.condition is not None]
+        if len(conditions) < 2:
+            return False
+        assume = node_assumptions(node_id, self.end_kind)
+        if first_turn:
+            assume["system.node_turns"] = 1
+        return not satisfiable(And(tuple(Not(c) for c in conditions)), self.domains, assume)
+
     def _judge(self, t: CheckedTransition, node_id: str, condition: Condition, first_turn: bool) -> bool:
         local = self.local.get(t.key)
         if local is None:  # the assumptions about the node matter only when it reads them
@@ -184,18 +196,19 @@ class _Verdicts:
 @dataclass
 class NodeRouting:
     """What routing can do at one node: its targets, whether it can hold the user, whether
-    it reaches the last tier (completion at an end node), and the rule that cuts the rest."""
+    it reaches the last tier (completion at an end node), and the rule that cuts the rest
+    (or, at an end node, the rules that only together leave nothing for the last tier)."""
 
     targets: list[str]
     can_stay: bool
     reaches_last_tier: bool
-    cut: str | None
+    cut: tuple[str, ...] | None
 
 
 def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[dict, set, dict]:
     """(node -> the targets routing can take from it, end nodes where a session can complete,
-    node -> the rule that always matches there and cuts off the rules after it). Plain sets,
-    not networkx: this runs on every node of every compile."""
+    node -> the labels of the rules that always match there and cut off what comes after).
+    Plain sets, not networkx: this runs on every node of every compile."""
     graph: dict[str, set[str]] = {}
     completing, cut = set(), {}
     verdicts = _Verdicts(domains, end_kind)
@@ -222,22 +235,41 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     globals_here = [t for t in model.global_transitions if t.target != node_id]
     rules = globals_here + checked.transitions
     routing = NodeRouting([], False, True, None)
+    possible = []
     for i, t in enumerate(rules):
         if i == len(globals_here):
             routing.can_stay |= has_gate(checked, model)  # tier 4 comes after the globals
         if not verdicts.possible(t, node_id, first_turn):
             continue
+        possible.append(t)
         if t.target is not None:
             routing.targets.append(t.target)
         routing.can_stay |= t.target is None
         if verdicts.always(t, node_id, first_turn):
             if i + 1 < len(rules) or node_id in end_kind:  # it cuts something off
-                routing.cut = t.label if t.target is not None else f"stay:{t.label}"
+                routing.cut = (rule_label(t),)
             routing.reaches_last_tier = False
             return routing
     routing.can_stay |= not checked.transitions and has_gate(checked, model)
     routing.can_stay |= node_id not in end_kind  # tier 8: no rule matched, the node holds
+    # Only the completion of an end node needs the rules judged together (one check per end
+    # node): elsewhere the last tier just holds the node, which the rules' stays cover.
+    if node_id in end_kind and verdicts.together_always(possible, node_id, first_turn):
+        routing.cut = tuple(rule_label(t) for t in possible)
+        routing.reaches_last_tier = False
     return routing
+
+
+def rule_label(t: CheckedTransition) -> str:
+    """The rule as routing reasons name it: `global:NAME`, `next_nodes[i]`, `stay:...`."""
+    return t.label if t.target is not None else f"stay:{t.label}"
+
+
+def always_phrase(labels: tuple[str, ...]) -> str:
+    """`X always matches`, or `X and Y together always match`."""
+    if len(labels) == 1:
+        return f"{labels[0]} always matches"
+    return f"{', '.join(labels[:-1])} and {labels[-1]} together always match"
 
 
 def has_gate(checked, model: Model) -> bool:
@@ -292,9 +324,12 @@ def report_trap(members: list[str], order: dict, end_kind: dict, cut: dict,
         stuck = f"; the conversation is stuck in {', '.join(repr(m) for m in others)} too" if others else ""
         limit = "its turn limit is never reached" if order[first].node.params.max_turns \
             else "the node has no turn limit"
-        message = (f"end node '{first}' can never complete: {cut[first]} always matches there "
+        message = (f"end node '{first}' can never complete: {always_phrase(cut[first])} there "
                    f"first, and {limit}{stuck}")
-        hint = f"make {cut[first]} conditional (it always matches), or set params.max_turns on '{first}'"
+        rules = cut[first]
+        change = f"make {rules[0]} conditional (it always matches)" if len(rules) == 1 else \
+            f"narrow one of {', '.join(rules)} (together they match every input)"
+        hint = f"{change}, or set params.max_turns on '{first}'"
     else:
         with_others = f" (with {', '.join(repr(m) for m in others)})" if others else ""
         message = (f"node '{first}'{with_others} cannot reach any end node: "
@@ -303,7 +338,7 @@ def report_trap(members: list[str], order: dict, end_kind: dict, cut: dict,
         blocked = [m for m in members if m in cut]
         if blocked:
             m = blocked[0]
-            hint = (f"{cut[m]} always matches at '{m}', so the rules after it never fire; "
+            hint = (f"{always_phrase(cut[m])} at '{m}', so the rules after it never fire; "
                     "make it conditional, or " + hint)
     diags.report("E301", message, order[first].pointer, hint=hint)
 

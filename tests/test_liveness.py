@@ -404,17 +404,18 @@ def pattern_values(draw, scenario: dict) -> dict:
 @given(data=st.data(), scenario=valid_scenarios(1, 10))
 def test_completions_found_in_a_generated_scenario_complete_on_the_engine(data, scenario):
     """Every completion found is replayed on the engine, and every trap confirmed on it
-    (inside `check_liveness`). A trap is recorded, not a failure: E301 judges each rule at one
-    node, so it cannot see traps made by counters over time, skill outcomes, or several rules
-    that only together always match (`test_known_gap_rules_that_together_always_match`)."""
+    (inside `check_liveness`). A trap is recorded, not a failure: E301 judges the rules of one
+    node, so it cannot see traps made by counters over time or by skill outcomes; nor rules
+    that only together always match at a node that is not an end node (there they only hold
+    the node, which E301 does not count as stuck)."""
     scenario = comparable(scenario)
     runtime = compile_runtime(scenario)
     assume(runtime is not None)  # an error (a real trap, see test_compiler_properties): nothing is promised
     report = check_liveness(scenario, runtime, data.draw(pattern_values(scenario)))
     assert report.nodes >= 1 and report.replayed + len(report.traps) + len(
         report.inconclusive) == report.nodes
-    if report.traps:  # confirmed on the engine; see the strict xfail below
-        event("trap beyond E301 (counters over time, a skill outcome, or rules that only together always match)")
+    if report.traps:  # confirmed on the engine
+        event("trap beyond E301 (counters over time, a skill outcome, rules together)")
 
 
 # --- the gap between E301 and liveness, found by this file and closed ----------------------
@@ -422,9 +423,19 @@ def test_completions_found_in_a_generated_scenario_complete_on_the_engine(data, 
 # (1) a terminal node whose unconditional stay always matches and which has no turn limit:
 # tier 5 always fires, tier 7 `terminal` never does, no input completes; (2) a node whose exit
 # is a static edge but where a global fires on every turn first (ask -> detour -> ask ...).
-# Now the check follows routing tier by tier (`compiler.analysis.routing_graph`).
+# Now the check follows routing tier by tier (`compiler.analysis.routing_graph`). Then it
+# judged each rule alone, and passed (3) an end node whose rules only together cover every
+# input: the stay holds on intent null, the global leaves on the only declared intent (found
+# by the generated test above; a strict xfail until an end node's rules were judged together).
 
 E301_GAPS = {
+    "end_rules_that_only_together_always_match": {
+        "metadata": {"name": "gap"}, "intents": {"bye": {"examples": ["bye"]}},
+        "graph": {"entry": "ask", "global_transitions": [
+            {"name": "again", "target": "ask", "condition": 'nlu.intent == "bye"'}],
+            "nodes": [{"id": "end", "description": "end", "terminal": True,
+                       "next_nodes": [{"action": "stay", "condition": "nlu.intent == null"}]},
+                      {"id": "ask", "description": "ask", "default_next": "end"}]}},
     "terminal_node_whose_stay_always_matches": {
         "metadata": {"name": "closing"},
         "graph": {"entry": "closing", "nodes": [
@@ -442,8 +453,32 @@ E301_GAPS = {
 
 @pytest.mark.parametrize("name", sorted(E301_GAPS))
 def test_a_trap_behind_an_always_matching_rule_is_e301(name):
-    result = driver.check_source("gap.json", json.dumps(E301_GAPS[name]))
+    scenario = E301_GAPS[name]
+    result = driver.check_source("gap.json", json.dumps(scenario))
     assert [(d.code, d.path) for d in result.diagnostics] == [("E301", "/graph/nodes/0")]
+    assert completes_from(scenario, scenario["graph"]["nodes"][0]["id"]) is False  # it is real
+
+
+def test_rules_that_together_always_match_are_named_in_the_message():
+    result = driver.check_source("gap.json", json.dumps(
+        E301_GAPS["end_rules_that_only_together_always_match"]))
+    assert result.diagnostics[0].message.startswith(
+        "end node 'end' can never complete: global:again and stay:next_nodes[0] together "
+        "always match there first")
+    assert "narrow one of global:again, stay:next_nodes[0]" in result.diagnostics[0].hint
+
+
+def test_rules_that_together_leave_an_input_are_not_e301():
+    """A second declared intent gets past both rules, so `terminal` completes the session."""
+    scenario = copy.deepcopy(E301_GAPS["end_rules_that_only_together_always_match"])
+    scenario["intents"]["thanks"] = {"examples": ["thanks"]}
+    codes = [d.code for d in driver.check_source("gap.json", json.dumps(scenario)).diagnostics]
+    assert codes == ["W405"]  # `thanks` is declared and never used, and that is all
+    engine = new_engine(compile_runtime(scenario))
+    engine.start("s", bot_first=False)
+    assert engine.turn("s", "hi", {"dialogue_act": "inform"}).next_node == "end"
+    done = engine.turn("s", "thanks", {"intent": "thanks"})
+    assert (done.complete, done.reason) == (True, "terminal")
 
 
 @pytest.mark.parametrize("limit", [{"max_turns": 3}, {"max_turns": 3, "turn_limit_enabled": False}])
@@ -455,20 +490,3 @@ def test_a_turn_limit_lets_an_end_node_complete_whatever_always_matches(limit):
     if runtime is not None:
         report = check_liveness(scenario, runtime)
         assert not report.traps and report.replayed == 1
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap, found by the generated liveness test: E301 judges each rule alone, so an end "
-    "node whose rules only together cover every input never completes unseen: here the stay "
-    "holds on intent null and the global leaves on the only declared intent"))
-def test_known_gap_rules_that_together_always_match():
-    scenario = {"metadata": {"name": "gap"}, "intents": {"bye": {"examples": ["bye"]}},
-                "graph": {"entry": "ask", "global_transitions": [
-                    {"name": "again", "target": "ask", "condition": 'nlu.intent == "bye"'}],
-                    "nodes": [{"id": "ask", "description": "ask", "default_next": "end"},
-                              {"id": "end", "description": "end", "terminal": True,
-                               "next_nodes": [{"action": "stay", "condition": "nlu.intent == null"}]}]}}
-    runtime = compile_runtime(scenario)
-    if runtime is not None:
-        report = check_liveness(scenario, runtime)
-        assert not report.traps, report.traps[0].describe(scenario)
