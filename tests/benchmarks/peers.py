@@ -22,8 +22,9 @@ is silence, an unknown act is null, null with a declared intent is inform), slot
 counters, the fallback budget (two re-prompts per node, none at the closing node), the turn
 limit, min_turns, global rules first (skipped when they target the current node), the
 resume-to-first-empty-slot rules of the closing node, the template wording and a bounded
-history. A peer keeps its session state live (a dict) where the engine decodes and re-encodes
-it each turn; LangGraph's checkpointer serializes it, like the engine's store.
+history. A peer keeps its session state live (a dict, changed in place) where the engine
+builds a new frozen state each turn and saves it in a versioned store; LangGraph's
+checkpointer serializes it.
 
 `SCRIPTS` are the two scripted conversations; `check_same` runs them through every peer and
 returns the differences (none expected) in (node, next node, reason, complete, response).
