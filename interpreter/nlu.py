@@ -82,19 +82,20 @@ def nlu_result(value: NLUResult | dict | None, text: str | None = None) -> NLURe
 
     `text`, when given, replaces the result's text (the result describes that utterance).
     """
-    if value is None:
-        result = NLUResult()
-    elif isinstance(value, NLUResult):
-        result = value
-    elif isinstance(value, dict):
+    if isinstance(value, dict):  # every field checked, the confidence range too
         try:
             result = msgspec.convert(value, NLUResult)
         except msgspec.ValidationError as error:
             raise ValueError(f"malformed nlu object: {error}") from None
+    elif isinstance(value, NLUResult):
+        result = value
+        if not 0.0 <= result.confidence <= 1.0:  # a plug-in's own result is not checked (NaN too)
+            result = msgspec.structs.replace(result,
+                                             confidence=min(1.0, max(0.0, result.confidence)))
+    elif value is None:
+        result = NLUResult()
     else:
         raise ValueError(f"nlu must be an object, got {type(value).__name__}")
-    if not 0.0 <= result.confidence <= 1.0:  # a plug-in's own result is not validated (NaN too)
-        result = msgspec.structs.replace(result, confidence=min(1.0, max(0.0, result.confidence)))
     if text is not None and result.text != text:
         result = msgspec.structs.replace(result, text=text)
     return result
