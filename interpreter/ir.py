@@ -167,9 +167,8 @@ class Node(_Record):
     timeout_ms: int | None = None
 
 
-class Program(_Record):
-    """A compiled scenario. `nodes` and `source_map` are lists when built by the compiler and
-    read-only lazy sequences (`NodeList`, `SourceMap`) when decoded from a file."""
+class _Header(_Record):
+    """What a `Program` and its file form `Body` hold alike."""
 
     name: str
     language: str
@@ -180,41 +179,33 @@ class Program(_Record):
     entry: int
     bot_first: bool
     closing_acts: list[int]
-    nodes: Sequence[Node]
     global_transitions: list[GlobalTransition]
     slots: list[Slot]
     intents: list[Intent]
+
+
+class Program(_Header):
+    """A compiled scenario. `nodes` and `source_map` are lists when built by the compiler and
+    read-only lazy sequences (`NodeList`, `SourceMap`) when decoded from a file."""
+
+    nodes: Sequence[Node]
     source_map: Sequence[SourceEntry]
 
 
-class Body(_Record):
+class Body(_Header):
     """A `Program` as the file holds it: each node its own MessagePack blob (an encoded `Node`),
     with the id and executor kind of every node beside them, and the source map in two columns:
     the labels (routes need them) and one blob of `[pointer, display]` pairs (traces and views
     only), both in source-index order."""
 
-    name: str
-    language: str
-    version: str
-    description: str
-    prompt_bot: str
-    prompt_nlu: str
-    entry: int
-    bot_first: bool
-    closing_acts: list[int]
     node_ids: list[str]
     node_executors: list[int]
     nodes: list[msgspec.Raw]
-    global_transitions: list[GlobalTransition]
-    slots: list[Slot]
-    intents: list[Intent]
     source_labels: list[str]
     source_texts: msgspec.Raw
 
 
-# The fields a `Body` holds exactly as the `Program` does.
-_SHARED_FIELDS = ("name", "language", "version", "description", "prompt_bot", "prompt_nlu",
-                  "entry", "bot_first", "closing_acts", "global_transitions", "slots", "intents")
+_SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
 
 
 class Envelope(_Record):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compiler.condition_ast import NO_VALUE, And, Leaf, Not
 from interpreter import ir
 from interpreter.loader import Runtime
 from interpreter.nlu import NLUResult
@@ -240,3 +241,17 @@ def senimate_like() -> ProgramBuilder:
     b.global_("closure", all_(eq("nlu.dialogue_act", "silence"), gt("system.no_input_count", 2)),
               name="silent_close")
     return b
+
+
+def object_form(condition) -> dict:
+    """The object form (`field`/`operator`/`value`, `and`/`or`/`not`) of a condition AST: the
+    inverse of the compiler's lowering, written independently of it."""
+    if isinstance(condition, Leaf):
+        raw = {"field": condition.field, "operator": condition.operator}
+        if condition.value is not NO_VALUE:
+            raw["value"] = condition.value
+        return raw
+    if isinstance(condition, Not):
+        return {"not": object_form(condition.item)}
+    return {"and" if isinstance(condition, And) else "or":
+            [object_form(item) for item in condition.items]}

@@ -14,6 +14,7 @@ from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or, Position, walk
 from compiler.conditions import MAX_DEPTH, lower_condition, parse_expression, print_condition
 from compiler.diagnostics import Diagnostics
 from interpreter.ir import FIXED_FIELDS
+from irkit import object_form
 
 P = "/graph/nodes/0/next_nodes/1/condition"
 
@@ -379,31 +380,10 @@ conditions = st.recursive(
 )
 
 
-def to_object(condition):
-    """The object form of an AST (the inverse of lowering, written independently)."""
-    if isinstance(condition, Leaf):
-        raw = {"field": condition.field, "operator": condition.operator}
-        if condition.value is not NO_VALUE:
-            raw["value"] = condition.value
-        return raw
-    if isinstance(condition, Not):
-        return {"not": to_object(condition.item)}
-    return {"and" if isinstance(condition, And) else "or": [to_object(i) for i in condition.items]}
-
-
-@settings(deadline=None)  # example count from the active profile (`make fuzz`: long)
-@given(conditions)
-def test_parse_of_print_is_identity(condition):
-    parsed, diags = parse(print_condition(condition))
-    assert diags == []
-    assert parsed == condition
-    assert repr(parsed) == repr(condition)
-
-
 @settings(deadline=None)  # example count from the active profile (`make fuzz`: long)
 @given(conditions)
 def test_object_form_and_printed_expression_agree(condition):
-    lowered, diags = lower(to_object(condition))
+    lowered, diags = lower(object_form(condition))
     assert diags == []
     assert lowered == condition
     assert parse(print_condition(lowered))[0] == lowered

@@ -35,10 +35,12 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import sys
 from pathlib import Path
 from typing import Any, Callable, TypedDict
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # irkit, the tests' condition helpers
 SCENARIO_PATH = ROOT / "scenarios" / "senimate.json"
 SCENARIO = json.loads(SCENARIO_PATH.read_text(encoding="utf-8"))
 
@@ -376,21 +378,11 @@ def condition_object(raw: Any) -> dict | None:
     string is parsed by mgc's parser; setting up, not timed)."""
     if raw is None:
         return None
-    from compiler.condition_ast import NO_VALUE, And, Leaf, Not
     from compiler.conditions import lower_condition
     from compiler.diagnostics import Diagnostics
+    from irkit import object_form
 
-    def to_object(node) -> dict:
-        if isinstance(node, Leaf):
-            leaf = {"field": node.field, "operator": node.operator}
-            if node.value is not NO_VALUE:
-                leaf["value"] = node.value
-            return leaf
-        if isinstance(node, Not):
-            return {"not": to_object(node.item)}
-        return {"and" if isinstance(node, And) else "or": [to_object(i) for i in node.items]}
-
-    return to_object(lower_condition(raw, "", Diagnostics()))
+    return object_form(lower_condition(raw, "", Diagnostics()))
 
 
 def _tested(condition: dict | None) -> Condition:
@@ -733,8 +725,6 @@ def sequences(runner) -> dict[str, list[Outcome]]:
 
 
 if __name__ == "__main__":  # print the sequences and the check
-    import sys
-
     sys.path.insert(0, str(ROOT))
     runners = [EngineRunner(), *(cls() for cls in PEER_CLASSES)]
     for name, outcomes in sequences(runners[0]).items():
