@@ -5,9 +5,9 @@ the static graph) and diagnostics E301, E302, W401-W406.
 
 Static edges come from `next_nodes[].target` and `default_next` only (self-loops included);
 `action: stay` and global transitions make no static edge. End nodes are the explicit
-`terminal: true` nodes plus those with static out-degree 0 (inferred). Reachability and the
-trap check (E301) add, from every node, an edge for each global transition whose condition
-is satisfiable there (self-targets excluded: the runtime skips them).
+`terminal: true` nodes plus those with static out-degree 0 (inferred). Reachability adds,
+from every node, an edge for each global transition whose condition is satisfiable there
+(self-targets excluded: the runtime skips them).
 
 The trap check (E301) follows routing more closely (`routing_graph`): at each node the rules
 are taken in tier order (globals, `next_nodes`, `default_next`, completion at an end node), and
@@ -15,8 +15,9 @@ a rule whose condition always holds there cuts off every rule after it. So a ter
 whose stay always matches never completes, and a node where a global always fires first never
 takes its own transitions. An end node with a turn limit can complete (tier 1) when the user
 can be held there that long; a node nothing can hold is judged on the first turn of a visit
-(`node_turns` 1). It judges each rule alone: rules that only together cover every input, or
-counters over several visits, are beyond it (tests/test_liveness.py pins the first). A trap
+(`node_turns` 1). At an end node the rules are also judged together: when no input gets past
+all of them, completion (the last tier) never happens. Elsewhere each rule is judged alone,
+and counters over several visits are beyond it (tests/test_liveness.py). A trap
 is reported once per closed group of nodes (a terminal strongly connected component of the
 trap nodes), at its first node in source order, since every node leading into it is stuck
 only because of it. "Always holds" is proven (the negation is unsatisfiable), so a cut is
@@ -97,11 +98,13 @@ def domains_of(model: Model) -> dict[str, Domain]:
     return field_domains(kinds, scenario.intents, model.node_ids, ACTS, SKILL_STATUSES, bounds)
 
 
-def node_assumptions(node_id: str, end_kind: dict[str, int]) -> dict:
-    """What holds while routing at `node_id`."""
+def node_assumptions(node_id: str, end_kind: dict[str, int], first_turn: bool = False) -> dict:
+    """What holds while routing at `node_id` (on the first turn of a visit, if so)."""
     assume: dict = {"system.current_node": node_id}
     if node_id not in end_kind:
         assume["system.conversation_resuming"] = False
+    if first_turn:
+        assume["system.node_turns"] = 1
     return assume
 
 
@@ -163,45 +166,42 @@ class _Verdicts:
         self.local: dict[bytes, bool] = {}
 
     def possible(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
-        return t.condition is None or self._judge(t, node_id, t.condition, first_turn)
+        return t.condition is None or self._judge(t, node_id, False, first_turn)
 
     def always(self, t: CheckedTransition, node_id: str, first_turn: bool = False) -> bool:
-        return t.condition is None or not self._judge(t, node_id, Not(t.condition), first_turn)
+        return t.condition is None or not self._judge(t, node_id, True, first_turn)
 
     def together_always(self, rules: list[CheckedTransition], node_id: str,
                         first_turn: bool = False) -> bool:
         """The rules, none of which always matches alone, leave no input past all of them
         (`nlu.intent == null` and `nlu.intent == "bye"` with one declared intent)."""
-        conditions = [t.condition for t in rules if t.condition is not None]
-        if len(conditions) < 2:
+        if len(rules) < 2:  # every rule here has a condition: one without always matches
             return False
-        assume = node_assumptions(node_id, self.end_kind)
-        if first_turn:
-            assume["system.node_turns"] = 1
-        return not satisfiable(And(tuple(Not(c) for c in conditions)), self.domains, assume)
+        assume = node_assumptions(node_id, self.end_kind, first_turn)
+        return not satisfiable(And(tuple(Not(t.condition) for t in rules)), self.domains, assume)
 
-    def _judge(self, t: CheckedTransition, node_id: str, condition: Condition, first_turn: bool) -> bool:
+    def _judge(self, t: CheckedTransition, node_id: str, negated: bool, first_turn: bool) -> bool:
+        """Whether the rule's condition (or its negation) can hold at the node."""
         local = self.local.get(t.key)
         if local is None:  # the assumptions about the node matter only when it reads them
             local = self.local[t.key] = depends_on_node(t.condition)
-        key = (t.key, condition is not t.condition, node_id if local else None, first_turn)
+        key = (t.key, negated, node_id if local else None, first_turn)
         if key not in self.cache:
-            assume = node_assumptions(node_id, self.end_kind)
-            if first_turn:
-                assume["system.node_turns"] = 1
+            condition = Not(t.condition) if negated else t.condition
+            assume = node_assumptions(node_id, self.end_kind, first_turn)
             self.cache[key] = satisfiable(condition, self.domains, assume)
         return self.cache[key]
 
 
 @dataclass
 class NodeRouting:
-    """What routing can do at one node: its targets, whether it can hold the user, whether
-    it reaches the last tier (completion at an end node), and the rule that cuts the rest
-    (or, at an end node, the rules that only together leave nothing for the last tier)."""
+    """What routing can do at one node: its targets, whether it can hold the user, and the
+    rule that cuts the rest (or, at an end node, the rules that only together leave nothing
+    for the last tier). At an end node, the last tier (completion) is reached when nothing
+    cuts it off."""
 
     targets: list[str]
     can_stay: bool
-    reaches_last_tier: bool
     cut: tuple[str, ...] | None
 
 
@@ -222,7 +222,7 @@ def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[dict, se
         graph[node_id] = set(routing.targets)
         if routing.cut is not None:
             cut[node_id] = routing.cut
-        if node_id in end_kind and (routing.reaches_last_tier or turn_limit_ends(checked, routing.can_stay)):
+        if node_id in end_kind and (routing.cut is None or turn_limit_ends(checked, routing.can_stay)):
             completing.add(node_id)
     return graph, completing, cut
 
@@ -234,7 +234,7 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     node_id = checked.node.id
     globals_here = [t for t in model.global_transitions if t.target != node_id]
     rules = globals_here + checked.transitions
-    routing = NodeRouting([], False, True, None)
+    routing = NodeRouting([], False, None)
     possible = []
     for i, t in enumerate(rules):
         if i == len(globals_here):
@@ -248,7 +248,6 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
         if verdicts.always(t, node_id, first_turn):
             if i + 1 < len(rules) or node_id in end_kind:  # it cuts something off
                 routing.cut = (rule_label(t),)
-            routing.reaches_last_tier = False
             return routing
     routing.can_stay |= not checked.transitions and has_gate(checked, model)
     routing.can_stay |= node_id not in end_kind  # tier 8: no rule matched, the node holds
@@ -256,7 +255,6 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     # node): elsewhere the last tier just holds the node, which the rules' stays cover.
     if node_id in end_kind and verdicts.together_always(possible, node_id, first_turn):
         routing.cut = tuple(rule_label(t) for t in possible)
-        routing.reaches_last_tier = False
     return routing
 
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from interpreter.ir import ACTS, INT_MAX, INT_MIN
+from interpreter.ir import ACTS, INT_MAX, INT_MIN, fits_int64
 
 from .condition_ast import Condition, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, did_you_mean, join
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
-from .typecheck import ConditionEnv, SlotType, check_condition
+from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
 RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
@@ -110,8 +110,11 @@ def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
 def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
     slots = {}
     for name, slot in scenario.slots.items():
-        values = tuple(slot.values) if isinstance(slot.values, list) else (None if slot.values is None else ())
-        slots[name] = SlotType(slot.value_type, values)
+        if slot.value_type is None or slot.values is None:  # rejected by the schema pass
+            slots[name] = SlotType(UNKNOWN)
+        else:
+            values = tuple(slot.values) if isinstance(slot.values, list) else ()
+            slots[name] = SlotType(slot.value_type, values)
     return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots)
 
 
@@ -160,7 +163,8 @@ def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostic
         diags.report("E013", "target '__stay__' was removed in scenario v2", join(path, "target"),
                      hint='use {"action": "stay"} instead of a target')
         return None
-    if join(path, "target") in diags.rejected or join(path, "action") in diags.rejected:
+    if diags.rejected and (join(path, "target") in diags.rejected
+                           or join(path, "action") in diags.rejected):
         return None  # reported by the schema pass
     if (raw.target is None) == (raw.action is None):
         both = "both" if raw.target is not None else "neither"
@@ -279,7 +283,7 @@ def skill_args_problems(args: dict) -> list[tuple[str, str]]:
                 return [("skill_args", f"skill_args nested deeper than {MAX_ARGS_DEPTH} levels")]
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             stack.extend((child, join(where, key), depth + 1) for key, child in reversed(list(pairs)))
-        elif isinstance(item, int) and not isinstance(item, bool) and not INT_MIN <= item <= INT_MAX:
+        elif isinstance(item, int) and not fits_int64(item):
             return [(where, f"integer {item} does not fit in 64 bits ({INT_MIN} to {INT_MAX})")]
     return []
 
