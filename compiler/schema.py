@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from interpreter.ir import DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN
+from interpreter.ir import DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN, INT_RANGE_HINT, fits_int64
 
 from .diagnostics import Diagnostics, closest, join
 
@@ -225,14 +225,14 @@ def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> 
             return []
         items = [_convert_value(v, struct_arg, join(path, i), diags) for i, v in enumerate(raw)]
         return [item for item in items if item is not None]
-    if _is_struct(struct_arg) and origin is dict and isinstance(raw, dict):
-        # A definition that is not an object still declares its name (a placeholder with no
-        # type), so that references to it are not reported again as undeclared.
-        items = {k: _convert_value(v, struct_arg, join(path, k), diags) for k, v in raw.items()}
-        return {k: _placeholder(struct_arg) if v is None else v for k, v in items.items()}
     if origin is dict and isinstance(raw, dict) and args and args[-1] is not Any:
         # Entry by entry, so that a bad value is reported at its key (msgspec says `$[...]`).
-        return {k: _convert_value(v, args[-1], join(path, k), diags) for k, v in raw.items()}
+        items = {k: _convert_value(v, args[-1], join(path, k), diags) for k, v in raw.items()}
+        if _is_struct(struct_arg):
+            # A definition that is not an object still declares its name (a placeholder with
+            # no type), so that references to it are not reported again as undeclared.
+            return {k: _placeholder(struct_arg) if v is None else v for k, v in items.items()}
+        return items
     if base is Any:
         return raw
     try:
@@ -259,8 +259,8 @@ def _placeholder(struct_type: type) -> Any:
 def _type_hint(base: Any, raw: Any) -> str | None:
     """What to write instead, for the common E012 mistakes."""
     args = typing.get_args(base)
-    if isinstance(raw, int) and not isinstance(raw, bool) and not INT_MIN <= raw <= INT_MAX:
-        return f"use a whole number between {INT_MIN} and {INT_MAX}"
+    if isinstance(raw, int) and not fits_int64(raw):
+        return INT_RANGE_HINT
     if base is str and isinstance(raw, str):  # only node ids have a pattern
         return "a node id starts with a letter or '_' and uses only letters, digits and '_'"
     if base is bool:

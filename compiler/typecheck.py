@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, did_you_mean, join
-from interpreter.ir import ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, OPERATORS, SKILL_STATUSES
+from interpreter.ir import (
+    ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SKILL_STATUSES, fits_int64,
+)
 
 VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
 # The kind of a slot whose definition the schema pass rejected: any operator and value pass,
@@ -83,7 +85,7 @@ HINT = {
     "members": "{what}: {members}",
     "declare_intent": 'declare it under "intents"',
     "bare_field": "a field on its own means '== true'; compare it with a value",
-    "range": f"use a whole number between {INT_MIN} and {INT_MAX}",
+    "range": INT_RANGE_HINT,
 }
 EXPECTED_WORDS = {
     "string": "a string", "email": "a string", "integer": "an integer", "number": "a number",
@@ -99,8 +101,8 @@ DOMAIN_WORDS = {
 class SlotType:
     """A declared slot as conditions see it: value type, and members when it is an enum."""
 
-    value_type: str | None  # one of VALUE_TYPES; None when the definition was rejected
-    values: tuple[str, ...] | None = ()  # None: an enum whose members were rejected
+    value_type: str  # one of VALUE_TYPES; UNKNOWN when the definition was rejected
+    values: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,6 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
         return FieldType(kind, _domain_members(domain, env), nullable, domain)
     if name.startswith("slots.") and name[len("slots."):] in env.slots:
         slot = env.slots[name[len("slots."):]]
-        if slot.value_type is None or slot.values is None:
-            return FieldType(UNKNOWN, (), True, None)
         if slot.value_type == "enum":
             return FieldType("enum", tuple(slot.values), True, "slot_values")
         return FieldType(slot.value_type, (), True, None)  # an unfilled slot reads as null
@@ -356,7 +356,7 @@ def _as_integer(leaf: Leaf, value: int | float) -> int:
 
 def _storable(leaf: Leaf, value: int | float) -> int | float:
     """`value`, when the IR can store it: an integer beyond 64 bits is an E204."""
-    if isinstance(value, int) and not INT_MIN <= value <= INT_MAX:
+    if isinstance(value, int) and not fits_int64(value):
         raise _Problem("E204", MSG["out_of_range"].format(value=value, field=leaf.field), HINT["range"])
     return value
 

@@ -45,6 +45,13 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 2
 # MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
+INT_RANGE_HINT = f"use a whole number between {INT_MIN} and {INT_MAX}"
+
+
+def fits_int64(value: int) -> bool:
+    """Whether the integer `value` fits in INT_MIN..INT_MAX (a bool always does)."""
+    return INT_MIN <= value <= INT_MAX
+
 
 # Dialogue acts, a closed set; `negate` is read as `deny` before it gets here.
 ACTS: tuple[str, ...] = (

@@ -96,7 +96,7 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         number = _as_number(value, kind == "integer")
         if number is None:
             return False, value, "type"
-        if type(number) is int and not ir.INT_MIN <= number <= ir.INT_MAX:
+        if type(number) is int and not ir.fits_int64(number):
             return False, value, "range"  # a session must stay storable (MessagePack: 64 bits)
         if rule.min is not None and number < rule.min:
             return False, value, "min"

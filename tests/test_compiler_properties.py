@@ -37,6 +37,7 @@ from compiler.condition_ast import NO_VALUE, Leaf, Not
 from compiler.conditions import lower_condition, print_condition
 from compiler.diagnostics import CATALOGUE, ERROR, WARNING, Diagnostics
 from compiler import driver
+from compiler.driver import check_file, check_source
 from compiler.expressions import parse_expression
 from compiler.jsonpos import source_lines
 from compiler.typecheck import ConditionEnv, SlotType, check_condition
@@ -57,14 +58,6 @@ def sized(n: int, **kwargs):
 
 # ---------------------------------------------------------------------------------------
 # Compiling.
-
-check_source = driver.check_source
-check_file = driver.check_file
-
-
-def ir_bytes(result) -> bytes:
-    return result.ir_bytes()
-
 
 def text_of(doc: dict, layout: int = 0) -> str:
     """A scenario dict as JSON text, in one of a few layouts (layout means nothing)."""
@@ -115,7 +108,7 @@ def check_any(text: str):
     result = check_source("scenario.json", text)
     assert_well_formed(result)
     if not result.errors:
-        envelope, program = decode_ir(ir_bytes(result))
+        envelope, program = decode_ir(result.ir_bytes())
         assert program == result.program()
     return result
 
@@ -133,7 +126,7 @@ def test_valid_scenario_compiles_with_no_diagnostic(scenario):
         assert_real_trap(scenario, result.diagnostics)
         return
     assert result.diagnostics == [], listing(result)
-    envelope, program = decode_ir(ir_bytes(result))
+    envelope, program = decode_ir(result.ir_bytes())
     facts = facts_of(scenario)
     assert [n.id for n in program.nodes] == facts.node_ids
     assert program.nodes[program.entry].id == facts.entry
@@ -264,8 +257,6 @@ def assert_caret_on_the_culprit(doc: dict, result, code: str, path: str) -> None
 def test_any_json_value_yields_diagnostics(value):
     text = json.dumps(value, ensure_ascii=bool(len(str(value)) % 2))
     result = check_any(text)
-    if result is None:
-        return
     assert result.errors >= 1, listing(result)  # an arbitrary value is never a scenario
     if not isinstance(value, dict) or not value:
         assert [d.code for d in result.diagnostics] == ["E002"], listing(result)
@@ -297,8 +288,7 @@ def test_any_bytes_yield_diagnostics_from_a_file(data):
 @given(fuzzed_scenarios())
 def test_fuzzed_scenario_never_raises(doc):
     result = check_any(json.dumps(doc, ensure_ascii=False))
-    if result is not None:
-        event("errors" if result.errors else ("warnings only" if result.warnings else "clean"))
+    event("errors" if result.errors else ("warnings only" if result.warnings else "clean"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -310,10 +300,10 @@ def test_fuzzed_scenario_never_raises(doc):
 def test_compiling_twice_gives_the_same_bytes(scenario, layout):
     result = check_source("a.json", text_of(scenario))
     assume(not result.errors)  # a rare generated trap (E301), see assert_real_trap
-    first = ir_bytes(result)
-    again = ir_bytes(check_source("a.json", text_of(scenario)))
+    first = result.ir_bytes()
+    again = check_source("a.json", text_of(scenario)).ir_bytes()
     assert first == again
-    relaid = ir_bytes(check_source("b.json", text_of(scenario, layout)))
+    relaid = check_source("b.json", text_of(scenario, layout)).ir_bytes()
     assert relaid == first, "the IR depends on the layout of the source"
 
 
@@ -381,7 +371,7 @@ def test_ir_encode_decode_round_trip(scenario):
     assert [msgspec.msgpack.encode(n) for n in decoded.nodes] == [  # types kept too
         msgspec.msgpack.encode(n) for n in program.nodes]
     assert encode_ir(decoded, "0.0.0-test", "0" * 64) == data
-    assert decode_ir(ir_bytes(result))[1] == program
+    assert decode_ir(result.ir_bytes())[1] == program
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,7 +499,7 @@ def test_integers_at_the_64_bit_edges_compile():
                "graph.nodes.0.next_nodes.0.condition": f"system.node_turns > {2**63 - 1}"}
     result = check_source("bug.json", json.dumps(_minimal(**changes)))
     assert not result.errors, listing(result)
-    assert decode_ir(ir_bytes(result))[1].nodes  # emitted and read back
+    assert decode_ir(result.ir_bytes())[1].nodes  # emitted and read back
 
 
 # Found as broken report lines: names are quoted from the scenario into messages.

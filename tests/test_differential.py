@@ -41,7 +41,8 @@ SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
 
 
 def scaled(n: int) -> int:
-    """`n` examples in the `ci` profile; scaled in `long` (`conftest.examples`)."""
+    """`n` examples in the `ci` profile; scaled in `long`: `conftest.examples`, under the name
+    that test_interpreter_properties imports."""
     return examples(n)
 
 
@@ -257,7 +258,7 @@ def turns_for(scenario: dict, max_turns: int = 12):
 
 
 @pytest.mark.parametrize("name", sorted(FIXED))
-@settings(max_examples=scaled(60), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_engine_agrees_with_the_oracle_on_fixed_scenarios(name, data):
     scenario = comparable(FIXED[name])
@@ -272,8 +273,8 @@ def scenario_and_turns(draw, max_nodes: int = 12, max_turns: int = 16):
     return scenario, draw(turns_for(scenario, max_turns))
 
 
-@settings(max_examples=scaled(300), suppress_health_check=[HealthCheck.too_slow,
-                                                          HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow,
+                                                            HealthCheck.filter_too_much])
 @given(case=scenario_and_turns(), bot_first=st.sampled_from([None, True, False]))
 def test_engine_agrees_with_the_oracle_on_generated_scenarios(case, bot_first):
     scenario, turns = case

@@ -40,8 +40,9 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 
 from compiler import driver
 from oracle import ACTS, Oracle, check_slot_value, condition_leaves
+from conftest import examples
 from strategies import valid_scenarios
-from test_differential import FIXED, comparable, compile_runtime, new_engine, scaled
+from test_differential import FIXED, comparable, compile_runtime, new_engine
 
 UNDERSTOOD = tuple(act for act in ACTS if act not in ("silence", "null"))
 COUNTERS = {"system.node_turns": "node_turns", "system.session_turns": "session_turns",
@@ -297,8 +298,7 @@ def replay(scenario: dict, runtime, oracle: Oracle, turns: list) -> None:
 
 
 def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Liveness:
-    """Find each reachable node, then a completion from there; replay both on the engine
-    (`runtime` None: on the oracle only, for a scenario the compiler rejected)."""
+    """Find each reachable node, then a completion from there; replay both on the engine."""
     oracle = Oracle(scenario)
     inputs = abstract_inputs(scenario, drawn)
     key = state_key_function(scenario, oracle)
@@ -322,13 +322,11 @@ def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Livene
                             lambda state, step: COMPLETE if step.complete else None,
                             lambda state: distance.get(state["node"], math.inf))
         if COMPLETE in finish.paths:
-            if runtime is not None:
-                replay(scenario, runtime, oracle, [inputs[i] for i in way + finish.paths[COMPLETE]])
+            replay(scenario, runtime, oracle, [inputs[i] for i in way + finish.paths[COMPLETE]])
             report.replayed += 1
         elif finish.exhausted:
             report.traps.append(Trap(node_id, here, [inputs[i] for i in way]))
-            if runtime is not None:
-                confirm_trap(runtime, oracle, inputs, report.traps[-1])
+            confirm_trap(runtime, oracle, inputs, report.traps[-1])
         else:
             report.inconclusive.append(node_id)
     return report
@@ -399,8 +397,8 @@ def pattern_values(draw, scenario: dict) -> dict:
             for name, slot in scenario.get("slots", {}).items() if slot.get("pattern")}
 
 
-@settings(max_examples=scaled(30), suppress_health_check=[HealthCheck.too_slow,
-                                                         HealthCheck.filter_too_much])
+@settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow,
+                                                           HealthCheck.filter_too_much])
 @given(data=st.data(), scenario=valid_scenarios(1, 10))
 def test_completions_found_in_a_generated_scenario_complete_on_the_engine(data, scenario):
     """Every completion found is replayed on the engine, and every trap confirmed on it
