@@ -158,12 +158,16 @@ def fuzz_command(args: argparse.Namespace) -> int:
     """`mgi fuzz`: 0 every property held, 1 one was violated, 2 bad usage or input."""
     import random
 
-    from .fuzz import FuzzError, FuzzOptions, run_fuzz
+    from .fuzz import FuzzError, FuzzOptions, check_limits, run_fuzz
     from .fuzz_report import Progress, render_human, render_json
 
-    runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     options = FuzzOptions(args.examples, args.max_turns, seed, args.nlu_name)
+    try:
+        check_limits(options)  # before loading: a bad option costs no IR check
+    except FuzzError as error:
+        raise InputError(str(error)) from None
+    runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     try:
         report = run_fuzz(runtime, args.ir_file, options, args.properties, args.transcripts,
                           skill_registry(runtime), Progress(args.examples))

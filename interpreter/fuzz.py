@@ -32,19 +32,23 @@ import msgspec
 from . import ir
 from .engine import Engine
 from .fuzz_inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
-                          end_intents)
-from .fuzz_properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties, Violation,
-                              check_response, entered_node, violation)
-from .fuzz_report import Coverage, FuzzReport, Progress
+                          end_intents, positive_literals)
+from .fuzz_properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
+                              Expectation, PropertiesError, Violation, check_response,
+                              entered_node, load_properties, violation)
+from .fuzz_report import Coverage, FuzzReport, Progress, attach_transcripts
 from .loader import Runtime, condition_fields
 from .nlu import ScriptedNLU
 from .sessions import MemorySessionStore
 
 SESSION = "fuzz"
 SEARCH_BUDGET = 3000  # probe turns per livelock search; past it the search is inconclusive
-F_COUNTERS = tuple(ir.FIELD_INDEX[f] for f in (
-    "system.node_turns", "system.session_turns", "system.no_input_count",
-    "system.not_understood_count"))
+_COUNTER_FIELDS = ("system.node_turns", "system.session_turns", "system.no_input_count",
+                   "system.not_understood_count")
+F_COUNTERS = tuple(ir.FIELD_INDEX[f] for f in _COUNTER_FIELDS)
+# Field index -> the state attribute it reads (`system.X` is `state.X`), for the state keys;
+# node_turns is keyed on its own.
+_STATE_COUNTERS = {ir.FIELD_INDEX[f]: f.partition(".")[2] for f in _COUNTER_FIELDS[1:]}
 
 
 class FuzzOptions(NamedTuple):
@@ -199,9 +203,9 @@ class Fuzzer:
             raise _attach(violation("no_crash", describe_error(error)), convo) from error
         convo.results.append(result)
         convo.complete = result.complete
-        self.coverage.record(result)
         entered = entered_node(result)
-        problem = check_response(result, self.runtime, self.nlg.left_out)
+        self.coverage.record(result, entered)
+        problem = check_response(result, self.runtime, self.nlg.left_out, entered)
         if problem is not None and problem.prop in checked:
             raise _attach(problem, convo)
         for prop in self.designer.properties:
@@ -229,8 +233,6 @@ class Fuzzer:
 def _attach(found: Violation, convo: Conversation, complete: bool = False,
             not_next: str | None = None) -> Violation:
     """The violation with the conversation so far (and its expectation, when given here)."""
-    from .fuzz_properties import Expectation
-
     found.turns, found.results = tuple(convo.turns), tuple(convo.results)
     if complete:
         found.expect = Expectation("complete", True)
@@ -282,7 +284,8 @@ class EscapeSearch:
     def __init__(self, runtime: Runtime, space: InputSpace, skills: Any, depth: int,
                  budget: int = SEARCH_BUDGET):
         self.runtime, self.space, self.depth, self.budget = runtime, space, depth, budget
-        self.engine = Engine(runtime, ScriptedNLU(), AuditedNLG(), MemorySessionStore(), skills)
+        # the template NLG: the search reads only where a probe leads, never the wording
+        self.engine = Engine(runtime, ScriptedNLU(), None, MemorySessionStore(), skills)
         self.cache: dict[tuple, Escape] = {}
         self.inconclusive = 0
         self._views: dict[int, tuple] = {}
@@ -298,7 +301,7 @@ class EscapeSearch:
         return self.cache[key]
 
     def _search(self, node: int, start: Any, start_key: tuple) -> Escape:
-        probes = self.space.probes_at(node, self._view(node)[0])
+        probes = self._probes(node)
         seen, frontier, tried = {start_key}, [start], 0
         for _ in range(self.depth):
             later = []
@@ -350,15 +353,18 @@ class EscapeSearch:
             self._views[node] = (tuple(slots), tuple(f for f in F_COUNTERS if f in read), cap)
         return self._views[node]
 
+    def _probes(self, node: int) -> tuple[UserTurn, ...]:
+        """The probe set at `node` (its slot probes are those of the slots that matter there)."""
+        return self.space.probes_at(node, self._view(node)[0])
+
     def _key(self, node: int, state: Any) -> tuple:
         slots, counters, cap = self._view(node)
-        counts = {ir.FIELD_INDEX["system.session_turns"]: state.session_turns,
-                  ir.FIELD_INDEX["system.no_input_count"]: state.no_input_count,
-                  ir.FIELD_INDEX["system.not_understood_count"]: state.not_understood_count}
+        counts = tuple(min(getattr(state, _STATE_COUNTERS[f]) if f in _STATE_COUNTERS else 0, cap)
+                       for f in counters)
         pending = state.pending_confirmation
         return (state.current_node, min(state.node_turns, cap), state.fallback_retries,
                 state.fallback_exhausted, state.turn_limit_reached, state.previous_node,
-                state.skill_status, tuple(min(counts.get(f, 0), cap) for f in counters),
+                state.skill_status, counts,
                 tuple(repr(state.slots.get(s)) for s in slots),
                 None if pending is None else repr(msgspec.structs.astuple(pending)))
 
@@ -369,13 +375,11 @@ class EscapeSearch:
         exits = [t.condition for t in table.node.transitions if t.target not in (ir.STAY, node)]
         exits += [g.condition for g in self.runtime.program.global_transitions
                   if g.target != node]
-        wanted = {(f, v) for c in exits for f, op, value, negated in condition_leaves(c)
-                  if op in ("equals", "in") and not negated and f in (F_INTENT, F_ACT)
-                  for v in (value if isinstance(value, list) else [value])}
+        wanted = {pair for c in exits for pair in positive_literals(c, (F_INTENT, F_ACT))}
         intents = {self.runtime.intent_names[v] for f, v in wanted
                    if f == F_INTENT and isinstance(v, int)}
         acts = {ir.ACTS[v] for f, v in wanted if f == F_ACT and isinstance(v, int)}
-        probes = self.space.probes_at(node, self._view(node)[0])
+        probes = self._probes(node)
         for probe in probes:
             nlu = probe.nlu or {}
             if nlu.get("intent") in intents or (not intents and nlu.get("dialogue_act") in acts):
@@ -392,19 +396,21 @@ class EscapeSearch:
 LIMITS = {"examples": (1, 1_000_000), "max_turns": (1, 1000)}
 
 
-def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
-             properties_path: str | None = None, transcripts_dir: str | None = None,
-             skills: Any = None, progress: Progress | None = None) -> FuzzReport:
-    """Everything `mgi fuzz` does after loading the IR: check the options, read the
-    properties, explore, write the counterexample transcripts; `FuzzUsageError` on bad usage."""
-    from .fuzz_properties import PropertiesError, load_properties
-    from .fuzz_report import attach_transcripts
-
+def check_limits(options: FuzzOptions) -> None:
+    """`FuzzUsageError` naming the first option (`LIMITS`) out of its range."""
     for name, (low, high) in LIMITS.items():
         value = getattr(options, name)
         if not low <= value <= high:
             flag = "--" + name.replace("_", "-")
             raise FuzzUsageError(f"{flag} must be between {low} and {high}, got {value}")
+
+
+def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
+             properties_path: str | None = None, transcripts_dir: str | None = None,
+             skills: Any = None, progress: Progress | None = None) -> FuzzReport:
+    """Everything `mgi fuzz` does after loading the IR: check the options, read the
+    properties, explore, write the counterexample transcripts; `FuzzUsageError` on bad usage."""
+    check_limits(options)
     designer = DesignerProperties()
     if properties_path is not None:
         try:

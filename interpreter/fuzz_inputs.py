@@ -23,6 +23,7 @@ an end node, a closing act alone (the user accepts the closing).
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Any, Iterator, NamedTuple
 
 from hypothesis import strategies as st
@@ -34,7 +35,7 @@ from .slots import SlotRule, check_value
 
 GENERATED, RULES = "generated", "rules"
 
-_COMMENT = re.compile(r"(^|\s)#")
+_COMMENT = re.compile(r"(^|\s)#")  # the transcript comment rule: see fuzz_properties._strip_comment
 # Acts an NLU may give spoken input (`silence` there is read as null, `negate` as deny).
 SPOKEN_ACTS = tuple(a for a in ir.ACTS if a != "null") + ("negate",)
 F_INTENT = ir.FIELD_INDEX["nlu.intent"]
@@ -119,17 +120,35 @@ def all_conditions(runtime: Runtime) -> list:
         [g.condition for g in program.global_transitions]
 
 
-def compared_values(runtime: Runtime, field: int) -> list:
-    """The literals conditions compare `field` with, in program order, without repeats."""
-    out: list = []
+def compared_literals(runtime: Runtime) -> dict[int, list]:
+    """Per field index: the literals conditions compare it with, in program order, without
+    repeats (one pass over the program; a field no condition compares is absent)."""
+    out: dict[int, list] = {}
+    seen: dict[int, set] = {}
     for condition in all_conditions(runtime):
-        for leaf_field, _, value, _ in condition_leaves(condition):
-            if leaf_field != field or value is None:
+        for field, _, value, _ in condition_leaves(condition):
+            if value is None:
                 continue
+            values, known = out.setdefault(field, []), seen.setdefault(field, set())
             for item in value if isinstance(value, list) else [value]:
-                if item not in out:
-                    out.append(item)
+                try:
+                    if item in known:
+                        continue
+                    known.add(item)
+                except TypeError:  # unhashable: compared by equality, as `in` a list does
+                    if item in values:
+                        continue
+                values.append(item)
     return out
+
+
+def positive_literals(condition: Any, fields: tuple[int, ...]) -> Iterator[tuple[int, Any]]:
+    """(field, value) for every value an `equals`/`in` leaf on one of `fields` asks for,
+    outside any negation (a list literal gives each of its items)."""
+    for field, op, value, negated in condition_leaves(condition):
+        if field in fields and op in ("equals", "in") and not negated:
+            for item in value if isinstance(value, list) else [value]:
+                yield field, item
 
 
 def end_intents(runtime: Runtime) -> tuple[str, ...]:
@@ -138,11 +157,9 @@ def end_intents(runtime: Runtime) -> tuple[str, ...]:
     for route, g in zip(runtime.globals, runtime.program.global_transitions):
         if not runtime.nodes[route.target].is_end:
             continue
-        for field, op, value, negated in condition_leaves(g.condition):
-            if field == F_INTENT and op in ("equals", "in") and not negated:
-                for index in value if isinstance(value, list) else [value]:
-                    if isinstance(index, int) and index not in found:
-                        found.append(index)
+        for _, index in positive_literals(g.condition, (F_INTENT,)):
+            if isinstance(index, int) and index not in found:
+                found.append(index)
     return tuple(runtime.intent_names[i] for i in sorted(found))
 
 
@@ -225,6 +242,11 @@ def value_text(value: Any, fallback: str) -> str:
     return text if text and transcript_safe(text) else fallback
 
 
+def _text_turns(texts: Any) -> tuple[UserTurn, ...]:
+    """Rules-mode turns: the texts alone (the rules NLU reads them)."""
+    return tuple(UserTurn(t, None, "text") for t in texts)
+
+
 # --- the input space -------------------------------------------------------------------------
 
 
@@ -236,8 +258,9 @@ class InputSpace:
         self.mode = mode
         self.end_intent_names = ends
         self.words = ACT_TEXTS[runtime.language]
-        self.values = {rule.name: slot_values(rule, compared_values(
-            runtime, ir.SLOT_FIELD_BASE + rule.index)) for rule in runtime.slot_rules}
+        self.compared = compared_literals(runtime)
+        self.values = {rule.name: slot_values(rule, self.compared.get(
+            ir.SLOT_FIELD_BASE + rule.index, [])) for rule in runtime.slot_rules}
         self.closing = tuple(ir.ACTS[a] for a in sorted(runtime.closing_acts))
         self.free_text = st.text(
             st.characters(categories=("L", "M", "N", "P", "S"), include_characters=" ",
@@ -245,7 +268,9 @@ class InputSpace:
         ).map(str.strip).filter(lambda t: bool(t) and transcript_safe(t))
         self._turns: dict[int, Any] = {}
         self._ends: dict[int, Any] = {}
-        self._probes: dict[int, tuple[UserTurn, ...]] = {}
+        self._probes: dict[tuple[int, tuple[str, ...]], tuple[UserTurn, ...]] = {}
+        self._condition_texts = [t for t in self.compared.get(F_TEXT, [])
+                                 if isinstance(t, str) and t.strip() and transcript_safe(t)]
 
     # -- texts --
 
@@ -259,9 +284,9 @@ class InputSpace:
         return self.words.get(act, self.words[None])
 
     def condition_texts(self) -> list[str]:
-        """Texts the conditions compare `nlu.text` with (so those transitions can fire)."""
-        return [t for t in compared_values(self.runtime, F_TEXT)
-                if isinstance(t, str) and t.strip() and transcript_safe(t)]
+        """Texts the conditions compare `nlu.text` with (so those transitions can fire); one
+        list for every caller, not to be changed."""
+        return self._condition_texts
 
     # -- public strategies --
 
@@ -297,20 +322,30 @@ class InputSpace:
         """Kinds of turn: acts, intents with acts, answers to the node (two shares, four where
         required slots hold the user), any slot's values, silence, free text, and values drawn
         from slot patterns."""
-        texts = self.condition_texts()
-        free = self.free_text | st.sampled_from(texts) if texts else self.free_text
-        free_turn = st.tuples(free, st.sampled_from((None, "inform"))).map(
-            lambda t: UserTurn(t[0], {} if t[1] is None else {"dialogue_act": t[1]}, "free"))
-        patterns = [self.values[n].pattern.map(lambda v, n=n: self._slot_turn({n: v}, "slot"))
-                    for n in self.values if self.values[n].pattern is not None]
         answers = self._answer_pool(node)
         shares = 4 if self.runtime.nodes[node].required else 2  # a gate holds until answered
-        return weighted([self._act_pool(), self._intent_pool(), *[answers] * shares,
-                         self._slot_pool(), (SILENCE,), free_turn, *patterns])
+        return weighted([self._act_pool, self._intent_pool, *[answers] * shares,
+                         self._slot_pool, (SILENCE,), self._free_turn, *self._patterns])
 
+    # The kinds that are the same at every node: built once, on first use.
+
+    @cached_property
+    def _free_turn(self):
+        texts = self.condition_texts()
+        free = self.free_text | st.sampled_from(texts) if texts else self.free_text
+        return st.tuples(free, st.sampled_from((None, "inform"))).map(
+            lambda t: UserTurn(t[0], {} if t[1] is None else {"dialogue_act": t[1]}, "free"))
+
+    @cached_property
+    def _patterns(self) -> list:
+        return [self.values[n].pattern.map(lambda v, n=n: self._slot_turn({n: v}, "slot"))
+                for n in self.values if self.values[n].pattern is not None]
+
+    @cached_property
     def _act_pool(self) -> tuple[UserTurn, ...]:
         return tuple(self._act_turn(act) for act in (*SPOKEN_ACTS, None))
 
+    @cached_property
     def _intent_pool(self) -> tuple[UserTurn, ...]:
         """Every intent alone and with every act, its examples taken in turn as the text."""
         pool = []
@@ -333,6 +368,7 @@ class InputSpace:
             pool += [self._slot_turn({n: v}, "answer") for n in names for v in self.values[n].valid]
         return tuple(pool)
 
+    @cached_property
     def _slot_pool(self) -> tuple[UserTurn, ...]:
         """Every declared slot with each of its valid and invalid values."""
         return tuple(self._slot_turn({name: v}, "slot") for name, values in self.values.items()
@@ -357,16 +393,23 @@ class InputSpace:
     # -- rules NLU: text only --
 
     def _rules_turn(self, node: int):
+        words, fillers, texts, others, free = self._rules_common
+        answers = _text_turns(t for n in self.runtime.nodes[node].collect_names
+                              for t in self._slot_texts(n))
+        return weighted([words, fillers, texts, answers, answers, others, (SILENCE,), free])
+
+    @cached_property
+    def _rules_common(self) -> tuple:
+        """The rules-mode kinds that are the same at every node: the lexicon's act words and
+        fillers, intent examples and compared texts, every slot's values; free text."""
         words = sorted(w for w in lex.EXACT_ACTS if transcript_safe(w))
         fillers = sorted(w for w in lex.FILLER_WORDS if transcript_safe(w))
         texts = [t for name in self.runtime.intent_names for t in self.intent_texts(name)]
         texts += self.condition_texts()
-        answers = [t for n in self.runtime.nodes[node].collect_names for t in self._slot_texts(n)]
         others = [t for n in self.values for t in self._slot_texts(n, invalid=True)]
-        pools = [tuple(UserTurn(t, None, "text") for t in pool)
-                 for pool in (words, fillers, texts, answers, answers, others)]
         free = self.free_text.map(lambda t: UserTurn(t, None, "text"))
-        return weighted([*pools, (SILENCE,), free])
+        return _text_turns(words), _text_turns(fillers), _text_turns(texts), \
+            _text_turns(others), free
 
     def _slot_texts(self, name: str, invalid: bool = False) -> list[str]:
         """How a user would say the slot's values: synonyms and members, numbers, emails."""
@@ -384,16 +427,11 @@ class InputSpace:
         every act, every intent conditions name (alone and with every act), values of the
         slots that matter there, the node's collect slots all at once, compared texts and
         confidences. Always NLU results, in both modes."""
-        if node in self._probes:
-            return self._probes[node]
-        probes = [SILENCE, self._act_turn(None)]
-        probes += [self._act_turn(a) for a in SPOKEN_ACTS if a not in ("negate", "silence")]
-        named = [v for v in compared_values(self.runtime, F_INTENT) if isinstance(v, int)]
-        for index in sorted(named):
-            name = self.runtime.intent_names[index]
-            text = self.intent_texts(name)[0]
-            probes += [self._intent_turn(name, a, text, "probe") for a in (None, *SPOKEN_ACTS)
-                       if a not in ("negate", "silence")]
+        key = (node, relevant_slots)
+        if key in self._probes:
+            return self._probes[key]
+        first, last = self._common_probes
+        probes = list(first)
         for name in relevant_slots:
             probes += [self._slot_turn({name: v}, "probe") for v in self.values[name].valid[:4]]
         table = self.runtime.nodes[node]
@@ -403,10 +441,25 @@ class InputSpace:
             probes.append(self._slot_turn(together, "probe"))
             probes.append(UserTurn(self.act_text("affirm"),
                                    {"dialogue_act": "affirm", "slots": together}, "probe"))
-        probes += [UserTurn(t, {"dialogue_act": "inform"}, "probe") for t in self.condition_texts()]
-        for level in compared_values(self.runtime, F_CONFIDENCE):
+        self._probes[key] = tuple(probes) + last
+        return self._probes[key]
+
+    @cached_property
+    def _common_probes(self) -> tuple[tuple[UserTurn, ...], tuple[UserTurn, ...]]:
+        """The probes that are the same at every node: those before the node's slot values
+        (silence, not understood, the acts, the intents conditions name) and those after
+        them (compared texts, confidences either side of each compared level)."""
+        first = [SILENCE, self._act_turn(None)]
+        first += [self._act_turn(a) for a in SPOKEN_ACTS if a not in ("negate", "silence")]
+        named = [v for v in self.compared.get(F_INTENT, []) if isinstance(v, int)]
+        for index in sorted(named):
+            name = self.runtime.intent_names[index]
+            text = self.intent_texts(name)[0]
+            first += [self._intent_turn(name, a, text, "probe") for a in (None, *SPOKEN_ACTS)
+                      if a not in ("negate", "silence")]
+        last = [UserTurn(t, {"dialogue_act": "inform"}, "probe") for t in self.condition_texts()]
+        for level in self.compared.get(F_CONFIDENCE, []):
             for shifted in sorted({min(1.0, max(0.0, level + d)) for d in (-0.05, 0.05)}):
-                probes.append(UserTurn(self.act_text("inform"),
-                                       {"dialogue_act": "inform", "confidence": shifted}, "probe"))
-        self._probes[node] = tuple(probes)
-        return self._probes[node]
+                last.append(UserTurn(self.act_text("inform"),
+                                     {"dialogue_act": "inform", "confidence": shifted}, "probe"))
+        return tuple(first), tuple(last)

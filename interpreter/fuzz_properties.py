@@ -126,15 +126,18 @@ class AuditedNLG(TemplateNLG):
         return super()._response(table, kind, state, words)
 
 
-def check_response(result: Any, runtime: Any, left_out: list) -> Violation | None:
-    """`response_not_empty` and `placeholders_filled` for one step."""
+def check_response(result: Any, runtime: Any, left_out: list,
+                   entered: str | None) -> Violation | None:
+    """`response_not_empty` and `placeholders_filled` for one step (`entered`: the node it
+    entered, `entered_node`)."""
     response = result.response
     where = _step_name(result)
     if response is not None and not response.strip():
-        default = runtime.node_named(_speaker(result)).responses.get("default", "")
+        speaker = entered if entered is not None else result.node  # the node that spoke
+        default = runtime.node_named(speaker).responses.get("default", "")
         fragment = said_fragment(default, "")
         return violation("response_not_empty", f"{where}: the bot said nothing "
-                         f"(node {_speaker(result)})", _says(fragment))
+                         f"(node {speaker})", _says(fragment))
     leftover = _LEFTOVER.search(response or "")
     if leftover:
         return violation("placeholders_filled", f"{where}: the response shows "
@@ -160,12 +163,6 @@ def said_fragment(sentence: str, response: str) -> str | None:
 
 def _says(fragment: str | None) -> Expectation | None:
     return Expectation("says", fragment) if fragment else None
-
-
-def _speaker(result: Any) -> str:
-    decision = result.decision
-    moved = decision is not None and decision.kind == "move"
-    return result.next_node if moved else result.node
 
 
 def _step_name(result: Any) -> str:
@@ -303,10 +300,15 @@ def _property(runtime: Any, name: str, number: int, body: str, fail) -> Designer
             return DesignerProperty(name, number, body, kind, first, second)
         return DesignerProperty(name, number, body, kind, _slot(runtime, a, fail),
                                 _node(runtime, b, fail))
-    raise fail(f"cannot read `{_clip(body)}`; a property is one of: {FORMS_HELP}")
+    from .transcripts import clip  # imported here only, on an error: see `_strip_comment`
+
+    raise fail(f"cannot read `{clip(body, 60)}`; a property is one of: {FORMS_HELP}")
 
 
 def _strip_comment(raw: str) -> str:
+    # `transcripts._text` again, on purpose (as `_COMMENT`, `load_properties`'s reading and
+    # fuzz_inputs' comment rule): hypothesis also draws the literals of every project module
+    # loaded, so loading `transcripts` before the exploration would change what a seed explores.
     match = _COMMENT.search(raw)
     return (raw[:match.start()] if match else raw).strip()
 
@@ -339,7 +341,3 @@ def _intent(runtime: Any, name: str, fail) -> str:
 
 def _slot(runtime: Any, name: str, fail) -> str:
     return _known("slot", name, runtime.slot_names, fail)
-
-
-def _clip(text: str, size: int = 60) -> str:
-    return text if len(text) <= size else text[:size] + "…"

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from typing import IO, Any
 
-from .fuzz_properties import BUILT_IN, Violation, entered_node
+from .fuzz_properties import BUILT_IN, Violation
 
 
 # --- coverage ----------------------------------------------------------------------------------
@@ -37,8 +37,8 @@ class Coverage:
         self.fired: Counter = Counter()  # (handled node, reason) -> turns
         self.filled: Counter = Counter()
 
-    def record(self, result: Any) -> None:
-        entered = entered_node(result)
+    def record(self, result: Any, entered: str | None) -> None:
+        """One step; `entered`: the node it entered (`fuzz_properties.entered_node`)."""
         if entered is not None:
             self.entered[entered] += 1
         if result.user is not None:
@@ -54,13 +54,11 @@ class Coverage:
         runtime = self.runtime
         rows = [(n.id, route.reason) for n in runtime.nodes for route in n.routes]
         globals_ = [g.reason for g in runtime.globals]
-        fired_globals = Counter()
-        for (_, reason), count in self.fired.items():
-            if reason.startswith("global"):
-                fired_globals[reason] += count
-        reasons = Counter()
+        fired_globals, reasons = Counter(), Counter()
         for (_, reason), count in self.fired.items():
             reasons[reason] += count
+            if reason.startswith("global"):
+                fired_globals[reason] += count
         return {
             "nodes": _part([n.id for n in runtime.nodes], self.entered, "entered"),
             "transitions": _part([f"{node} {reason}" for node, reason in rows],

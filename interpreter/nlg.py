@@ -34,7 +34,7 @@ from .routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime
-    from .state import DialogueState
+    from .state import DialogueState, PendingConfirmation
 
 MESSAGES: dict[str, dict[str, str]] = {
     "ko": {
@@ -79,6 +79,16 @@ class NLG(Protocol):
     def render(self, decision: Decision, context: RenderContext) -> str: ...
 
 
+def pending_confirmation(decision: Decision, state: DialogueState) -> PendingConfirmation | None:
+    """The confirmation a reply asks first: the one raised this turn, else, on a re-prompt,
+    the one still unanswered."""
+    update = decision.slot_update
+    pending = update.asked if update is not None else None
+    if pending is None and decision.kind == FALLBACK:
+        pending = state.pending_confirmation  # still unanswered: ask again
+    return pending
+
+
 class TemplateNLG:
     """Responses from the scenario's texts with placeholders; common messages otherwise."""
 
@@ -88,10 +98,7 @@ class TemplateNLG:
         runtime, state = context.runtime, context.state
         words = MESSAGES[runtime.language]
         body = self._body(decision, runtime, state, words) or words["continue"]
-        update = decision.slot_update
-        pending = update.asked if update is not None else None
-        if pending is None and decision.kind == FALLBACK:
-            pending = state.pending_confirmation  # still unanswered: ask again
+        pending = pending_confirmation(decision, state)
         if pending is not None:
             return _confirm_question(runtime, pending, words) + " " + body
         return body
@@ -190,9 +197,8 @@ def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, An
 
         def substitute(match: re.Match) -> str:
             nonlocal unfilled
-            source = slots if match.group(1) == "slots" else skill_data
-            value = _lookup(source, match.group(2))
-            if value is _MISSING or value is None or value == "":
+            value = _value(match, slots, skill_data)
+            if value is _MISSING:
                 unfilled = True
                 return ""
             return format_value(value, words)
@@ -209,22 +215,25 @@ def unfilled_placeholders(text: str, slots: dict[str, Any],
     found = []
     for sentence in _SENTENCE_END.split(text) if "{" in text else ():
         for match in _PLACEHOLDER.finditer(sentence):
-            source = slots if match.group(1) == "slots" else skill_data
-            value = _lookup(source, match.group(2))
-            if value is _MISSING or value is None or value == "":
+            if _value(match, slots, skill_data) is _MISSING:
                 found.append((match.group(0), sentence))
     return found
 
 
-def _lookup(source: dict[str, Any], key: str) -> Any:
+def _value(match: re.Match, slots: dict[str, Any], skill_data: dict[str, Any]) -> Any:
+    """The value of a placeholder (a `_PLACEHOLDER` match), or `_MISSING` when it has none:
+    absent, null or empty."""
+    source = slots if match.group(1) == "slots" else skill_data
+    key = match.group(2)
     if key in source:
-        return source[key]
-    value: Any = source
-    for part in key.split("."):  # nested skill data: {skill.data.today.summary}
-        if not isinstance(value, dict) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
+        value = source[key]
+    else:
+        value = source
+        for part in key.split("."):  # nested skill data: {skill.data.today.summary}
+            if not isinstance(value, dict) or part not in value:
+                return _MISSING
+            value = value[part]
+    return _MISSING if value is None or value == "" else value
 
 
 def format_value(value: Any, words: dict[str, str]) -> str:

@@ -147,7 +147,7 @@ class _Parser:
             return
         match = _KEY.match(stripped)
         if match is None:
-            raise self.error(number, f"expected `key: value`, got {_clip(stripped)!r}")
+            raise self.error(number, f"expected `key: value`, got {clip(stripped)!r}")
         key, value = match.group(1), match.group(2)
         if raw[0].isspace():
             self.expectation(number, key, value)
@@ -269,7 +269,7 @@ def _json_object(key: str, value: str, fail) -> dict:
         raise fail(f"`{key}:` is not valid JSON ({error.msg} at column {error.colno})") from None
     rest = text[end:].strip()
     if rest and not rest.startswith("#"):
-        raise fail(f"`{key}:` has text after its JSON object: {_clip(rest)!r}")
+        raise fail(f"`{key}:` has text after its JSON object: {clip(rest)!r}")
     if not isinstance(parsed, dict):
         raise fail(f"`{key}:` must be a JSON object, got {type(parsed).__name__}")
     return parsed
@@ -292,7 +292,8 @@ def _unknown(what: str, key: str, known: tuple[str, ...]) -> str:
     return f"unknown {what} `{key}`{hint}"
 
 
-def _clip(text: str, size: int = 40) -> str:
+def clip(text: str, size: int = 40) -> str:
+    """`text`, cut to `size` characters with `…` when longer."""
     return text if len(text) <= size else text[:size] + "…"
 
 
@@ -539,7 +540,7 @@ def render_human(results: list[TranscriptResult]) -> str:
             continue
         for step in result.steps:
             mark = "✓" if step.passed else "✗"
-            lines.append(f"  {mark} step {step.index} ({_clip(step.step.label(), 60)})")
+            lines.append(f"  {mark} step {step.index} ({clip(step.step.label(), 60)})")
             lines += [f"      {result.path}:{f.line}: {f.message}" for f in step.failures]
         if result.not_run:
             lines.append(f"  - {result.not_run} later step(s) not run")
