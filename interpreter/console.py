@@ -135,9 +135,14 @@ def fallback_warning(nlu_source: str | None, entries: list | tuple) -> str | Non
     sources = [("nlu", nlu_source)] + [(e.purpose, e.source) for e in entries
                                        if not hasattr(e, "request")]
     for purpose, source in sources:
-        if source and "(llm fallback: " in source:
-            used, _, reason = source.partition(" (llm fallback: ")
-            return (f"the LLM {purpose.upper()} failed ({reason.removesuffix(')')}); "
+        if not source:
+            continue
+        from .llm_client import read_fallback_source  # only LLM plug-ins give a source
+
+        fell_back = read_fallback_source(source)
+        if fell_back is not None:
+            used, reason = fell_back
+            return (f"the LLM {purpose.upper()} failed ({reason}); "
                     f"{used} took over (--output-level detailed shows every turn's source)")
     return None
 

@@ -28,7 +28,7 @@ import os
 import socket
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -43,6 +43,7 @@ STALE_CONNECTION = (http.client.RemoteDisconnected, http.client.BadStatusLine,
                     ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 MAX_BODY_BYTES = 8 * 1024 * 1024
 JOURNAL_LIMIT = 64  # entries kept when nobody drains the journal
+FALLBACK_MARK = " (llm fallback: "  # in `fallback_source`: `rules (llm fallback: REASON)`
 
 
 class LLMError(Exception):
@@ -73,7 +74,9 @@ class LLMUnreachable(LLMUnavailable):
 class LLMBadResponse(LLMError):
     """A 200 answer that is not a chat completion (not JSON, no message content)."""
 
-    raw: str | None = None  # the body as received, for the journal
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw  # the body as received, for the journal
 
 
 class LLMConfigError(ValueError):
@@ -102,10 +105,10 @@ class LLMSettings:
 
 def settings_from(url: str | None = None, model: str | None = None, api_key: str | None = None,
                   timeout: float | None = None, budget: float | None = None,
-                  connect_timeout: float | None = None, environ: dict | None = None,
-                  needed_by: str = "the LLM") -> LLMSettings:
+                  environ: dict | None = None, needed_by: str = "the LLM") -> LLMSettings:
     """Settings from explicit values, else the `MAGO_LLM_*` environment; `LLMConfigError` if
-    the URL or model is missing or a number is not a positive number of seconds."""
+    the URL or model is missing or a number is not a positive number of seconds. Connecting
+    may take up to 3 s, never longer than the read timeout."""
     env = os.environ if environ is None else environ
     url = url or env.get(ENV_URL)
     model = model or env.get(ENV_MODEL)
@@ -118,8 +121,7 @@ def settings_from(url: str | None = None, model: str | None = None, api_key: str
     endpoint(url)  # fails now, with a clear line, rather than on the first turn
     read = _seconds(timeout, env.get(ENV_TIMEOUT), 10.0, "--llm-timeout", ENV_TIMEOUT)
     turn = _seconds(budget, env.get(ENV_BUDGET), max(15.0, read), "--llm-budget", ENV_BUDGET)
-    connect = _seconds(connect_timeout, None, min(3.0, read), "--llm-connect-timeout", "")
-    return LLMSettings(url, model, api_key or env.get(ENV_API_KEY), read, connect, turn)
+    return LLMSettings(url, model, api_key or env.get(ENV_API_KEY), read, min(3.0, read), turn)
 
 
 def _seconds(given: float | None, env_text: str | None, default: float, flag: str,
@@ -228,19 +230,17 @@ class LLMJournal:
     """Calls and outcomes of the current turn, for the console; bounded, drained per turn."""
 
     def __init__(self, limit: int = JOURNAL_LIMIT):
-        self.limit = limit
-        self._entries: list = []
+        self._entries: deque = deque(maxlen=limit)  # the oldest go first
         self._lock = threading.Lock()
 
     def record(self, entry: LLMCall | LLMOutcome) -> None:
         with self._lock:
             self._entries.append(entry)
-            if len(self._entries) > self.limit:
-                del self._entries[0]
 
     def drain(self) -> list:
         with self._lock:
-            entries, self._entries = self._entries, []
+            entries = list(self._entries)
+            self._entries.clear()
         return entries
 
 
@@ -412,15 +412,12 @@ class ChatClient:
 def _content(data: bytes) -> str:
     try:
         completion = _COMPLETION.decode(data)
+        if completion.choices and completion.choices[0].message.content is not None:
+            return completion.choices[0].message.content
+        problem = "no choices[0].message.content"
     except msgspec.DecodeError as error:
-        failure = LLMBadResponse(f"malformed response: not a chat completion ({error})")
-        failure.raw = data.decode("utf-8", "replace")
-        raise failure from None
-    if not completion.choices or completion.choices[0].message.content is None:
-        failure = LLMBadResponse("malformed response: no choices[0].message.content")
-        failure.raw = data.decode("utf-8", "replace")
-        raise failure
-    return completion.choices[0].message.content
+        problem = f"not a chat completion ({error})"
+    raise LLMBadResponse(f"malformed response: {problem}", data.decode("utf-8", "replace"))
 
 
 def _rejected(status: int, data: bytes) -> LLMRejected:
@@ -438,10 +435,14 @@ def _error_message(data: bytes) -> str:
         message = value.get("error", {}).get("message") if isinstance(value, dict) else None
     except (ValueError, AttributeError):
         message = None
-    if not isinstance(message, str):
-        return ""
-    line = " ".join(message.split())
-    return line[:160] + ("..." if len(line) > 160 else "")
+    return one_line(message, 160) if isinstance(message, str) else ""
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (every run of whitespace made one space), cut after `limit`
+    characters with "..." added when it is longer."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def _status_line(status: int, attempts: int) -> str:
@@ -463,3 +464,26 @@ def _retry_after_seconds(value: str | None, now: float) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - now) if when is not None else None
+
+
+# --- fallback sources (what the NLU and NLG say when the LLM did not speak) ---------------------
+
+
+def failure_reason(error: BaseException) -> str:
+    """Why an LLM plug-in fell back: an `LLMError`'s own line, else `internal error: T: ...`."""
+    if isinstance(error, LLMError):
+        return str(error)
+    return f"internal error: {type(error).__name__}: {error}"
+
+
+def fallback_source(used: str, reason: str) -> str:
+    """The source of a result the LLM did not produce: `rules (llm fallback: timeout ...)`."""
+    return f"{used}{FALLBACK_MARK}{reason})"
+
+
+def read_fallback_source(source: str | None) -> tuple[str, str] | None:
+    """(used, reason) of a `fallback_source` string; None for any other source."""
+    if not source or FALLBACK_MARK not in source:
+        return None
+    used, _, reason = source.partition(FALLBACK_MARK)
+    return used, reason.removesuffix(")")

@@ -20,19 +20,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple
 
 import msgspec
 
 from . import ir
+from .console import to_json
 from .executors import missing_slots
+from .llm_client import one_line
+from .nlg import pending_confirmation
 from .routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from .state import HISTORY_LIMIT
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime
     from .state import DialogueState, HistoryEntry
 
-HISTORY_TURNS = 6  # the state keeps at most this many (state.HISTORY_LIMIT)
 HISTORY_TEXT_LIMIT = 600  # characters of one remembered utterance
 LANGUAGES = {"ko": "Korean", "en": "English", "ja": "Japanese", "zh": "Chinese",
              "es": "Spanish", "fr": "French", "de": "German"}  # others: the BCP-47 tag
@@ -145,24 +148,33 @@ def response_format(mode: str, schema: dict) -> dict | None:
 # --- NLU: the prompt -----------------------------------------------------------------------------
 
 
+NLU_TASK = ("You read what the user just said in a conversation that follows a dialogue graph. "
+            "Say which declared intent it expresses (or null), which dialogue act it is, and "
+            "which slot values the user stated. Answer with one JSON object and nothing else.")
+ACT_SECTION = "## Dialogue acts (exactly one)\n" + "\n".join(
+    f"- {act}: {meaning}" for act, meaning in ACT_MEANINGS.items())
+
+
 def nlu_messages(program: ir.Program, node: ir.Node, history: list[HistoryEntry], text: str,
                  schema: dict, schema_enforced: bool) -> list[dict]:
     """System instructions (guidance, node, intents, acts, slots, history, format), then the
     utterance as the user message."""
-    sections = [
-        "You read what the user just said in a conversation that follows a dialogue graph. "
-        "Say which declared intent it expresses (or null), which dialogue act it is, and which "
-        "slot values the user stated. Answer with one JSON object and nothing else.",
-        program.prompt_nlu.strip(),
-        _node_section(program, node),
-        _intent_section(program),
-        "## Dialogue acts (exactly one)\n" + "\n".join(
-            f"- {act}: {meaning}" for act, meaning in ACT_MEANINGS.items()),
-        _slot_section(program, node),
-        _transcript(history),
-        _format_section(program, schema, schema_enforced),
-    ]
-    system = "\n\n".join(s for s in sections if s)
+    return nlu_turn_messages(nlu_head(program, node), history, text,
+                             nlu_format(program, schema, schema_enforced))
+
+
+def nlu_head(program: ir.Program, node: ir.Node) -> str:
+    """The part of the NLU system prompt that is the same every turn at `node`: the task,
+    the designer's guidance, the node, intents, acts and slots."""
+    sections = [NLU_TASK, program.prompt_nlu.strip(), _node_section(program, node),
+                _intent_section(program), ACT_SECTION, _slot_section(program, node)]
+    return "\n\n".join(s for s in sections if s)
+
+
+def nlu_turn_messages(head: str, history: list[HistoryEntry], text: str,
+                      answer_format: str) -> list[dict]:
+    """`nlu_messages` from its fixed parts (`nlu_head`, `nlu_format`) and the turn's."""
+    system = "\n\n".join(s for s in (head, _transcript(history), answer_format) if s)
     return [{"role": "system", "content": system}, {"role": "user", "content": text}]
 
 
@@ -222,7 +234,8 @@ def _slot_kind(slot: ir.Slot) -> str:
     return ", ".join([kind, *limits])
 
 
-def _format_section(program: ir.Program, schema: dict, enforced: bool) -> str:
+def nlu_format(program: ir.Program, schema: dict, enforced: bool) -> str:
+    """The answer format section; the schema itself too when the server does not enforce it."""
     names = [i.name for i in program.intents]
     text = ('## Answer format\n{"intent": ' + (" | ".join(f'"{n}"' for n in names) + " | null"
                                               if names else "null")
@@ -236,20 +249,25 @@ def _format_section(program: ir.Program, schema: dict, enforced: bool) -> str:
 
 
 def _transcript(history: list[HistoryEntry]) -> str:
-    lines = []
-    for entry in history[-HISTORY_TURNS:]:
-        if entry.user is not None:
-            lines.append("User: " + (_clip(entry.user) if entry.user.strip() else "(silence)"))
-        if entry.bot:
-            lines.append("Bot: " + _clip(entry.bot))
+    lines = [("User: " if role == "user" else "Bot: ") + said
+             for role, said in recent_turns(history)]
     if not lines:
         return ""
     return "## Conversation so far (the user's new message comes after it)\n" + "\n".join(lines)
 
 
+def recent_turns(history: list[HistoryEntry]) -> Iterator[tuple[str, str]]:
+    """(role, words) of the remembered turns, oldest first: "user" or "assistant", each
+    utterance on one line and clipped, a silent user turn as "(silence)"."""
+    for entry in history[-HISTORY_LIMIT:]:
+        if entry.user is not None:
+            yield "user", _clip(entry.user) or "(silence)"
+        if entry.bot:
+            yield "assistant", _clip(entry.bot)
+
+
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= HISTORY_TEXT_LIMIT else text[:HISTORY_TEXT_LIMIT] + "..."
+    return one_line(text, HISTORY_TEXT_LIMIT)
 
 
 # --- NLG ------------------------------------------------------------------------------------------
@@ -382,12 +400,11 @@ def _ask_parts(runtime: Runtime, decision: Decision, table: NodeTable,
                state: DialogueState) -> list[Part]:
     parts = []
     update = decision.slot_update
-    pending = update.asked if update is not None else None
-    if pending is None and decision.kind == FALLBACK:
-        pending = state.pending_confirmation
+    pending = pending_confirmation(decision, state)
     if pending is not None:
         parts.append(Part("confirm", f"First ask the user to confirm changing {pending.slot} "
-                                     f"from {_json(pending.previous)} to {_json(pending.value)}."))
+                                     f"from {to_json(pending.previous)} to "
+                                     f"{to_json(pending.value)}."))
     invalid = update.invalid if update is not None else ()
     for index in invalid:
         parts.append(Part("ask", f"The value given for {runtime.slot_names[index]} could not be "
@@ -410,7 +427,7 @@ def _skill_parts(table: NodeTable, state: DialogueState, where: str) -> list[Par
         return []
     node = table.node
     if state.skill_status == "ok":
-        return [Part("skill", f"Result of {node.skill}: {_json(state.skill_data)}")]
+        return [Part("skill", f"Result of {node.skill}: {to_json(state.skill_data)}")]
     said = f"; say this instead of its result: {node.fallback}" if node.fallback else ""
     return [Part("skill", f"{node.skill} gave no result ({state.skill_status}){said}")]
 
@@ -420,11 +437,7 @@ def nlg_messages(runtime: Runtime, decision: Decision, state: DialogueState, ref
     """System instructions, the recent turns as chat messages, then what the user just said."""
     system = "\n\n".join(part.text for part in nlg_parts(runtime, decision, state, reference))
     messages = [{"role": "system", "content": system}]
-    for entry in history[-HISTORY_TURNS:]:
-        if entry.user is not None:
-            messages.append({"role": "user", "content": _clip(entry.user) or "(silence)"})
-        if entry.bot:
-            messages.append({"role": "assistant", "content": _clip(entry.bot)})
+    messages += ({"role": role, "content": said} for role, said in recent_turns(history))
     messages.append({"role": "user", "content": _said_now(decision)})
     return messages
 
@@ -434,8 +447,3 @@ def _said_now(decision: Decision) -> str:
         return "(the conversation starts: speak first)"
     text = decision.facts[ir.FIELD_INDEX["nlu.text"]] or ""
     return _clip(text) if text.strip() else "(the user said nothing)"
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-

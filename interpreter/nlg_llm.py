@@ -1,6 +1,6 @@
 """The `llm` NLG: an LLM words each reply within what the node and the decision allow.
 
-In: a `ChatClient` and the template NLG (the safe wording); then, per turn, a routing
+In: a `ChatClient` (the template NLG gives the safe wording); then, per turn, a routing
 `Decision` and a `RenderContext`. Out: the reply.
 After: the reply is the model's words, or the template's sentence when the model's answer is
 empty, too long, an error or too late (the per-turn budget it shares with the NLU of the same
@@ -13,9 +13,9 @@ journal when it has one. Nothing here raises.
 
 from __future__ import annotations
 
-from .llm_client import ChatClient, LLMError, LLMOutcome
+from .llm_client import ChatClient, LLMError, LLMOutcome, failure_reason, fallback_source
 from .llm_prompts import nlg_messages, strip_reasoning
-from .nlg import NLG, RenderContext, TemplateNLG
+from .nlg import RenderContext, TemplateNLG
 from .routing import OPEN, Decision
 
 MAX_REPLY_CHARS = 1200  # a reply is a few sentences; more is a runaway generation
@@ -31,9 +31,9 @@ class LLMNLG:
 
     name = "llm"
 
-    def __init__(self, client: ChatClient, template: NLG | None = None):
+    def __init__(self, client: ChatClient):
         self.client = client
-        self.template = template if template is not None else TemplateNLG()
+        self.template = TemplateNLG()
 
     def render(self, decision: Decision, context: RenderContext) -> str:
         safe = self.template.render(decision, context)
@@ -42,10 +42,8 @@ class LLMNLG:
             return safe  # SPEC 6.1: a declared opening sentence is said as is
         try:
             said, source = self._generate(decision, context, safe), "llm"
-        except LLMError as failure:
-            said, source = safe, f"template (llm fallback: {failure})"
         except Exception as error:  # noqa: BLE001 - an LLM failure never breaks a turn
-            said, source = safe, f"template (llm fallback: internal error: {error})"
+            said, source = safe, fallback_source(self.template.name, failure_reason(error))
         if self.client.journal is not None:
             self.client.journal.record(LLMOutcome("nlg", source))
         return said

@@ -50,6 +50,11 @@ class Reply:
     close_after: bool = False  # answer, then close the kept-alive connection silently
 
 
+def nlu_answer(intent=None, act="inform", **slots) -> str:
+    """An NLU answer as a model would give it: `{"intent", "dialogue_act", "slots"}`."""
+    return json.dumps({"intent": intent, "dialogue_act": act, "slots": slots}, ensure_ascii=False)
+
+
 def completion(content: str) -> bytes:
     return json.dumps({"id": "x", "object": "chat.completion", "model": "test",
                        "choices": [{"index": 0, "finish_reason": "stop",

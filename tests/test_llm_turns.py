@@ -4,7 +4,6 @@ longer than its budget."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -18,16 +17,12 @@ from interpreter.nlg_llm import LLMNLG
 from interpreter.nlu_llm import LLMNLU
 from interpreter.nlu_rules import RulesNLU
 
-from llm_server import Reply, reference_runtime
+from llm_server import Reply, nlu_answer, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
 RULES = RulesNLU(SENIMATE.program)
 REASON = re.compile(r"^(action_end|global:\w+|(stay:)?next_nodes\[\d+\]|default_next|terminal|"
                     r"no_route|gate:\w+|fallback:(no_input|not_understood))$")
-
-
-def nlu_answer(intent=None, act="inform", **slots) -> str:
-    return json.dumps({"intent": intent, "dialogue_act": act, "slots": slots}, ensure_ascii=False)
 
 
 # Every way a server can let a turn down, as (NLU replies, NLG replies, expected NLU source).

@@ -23,15 +23,12 @@ from interpreter.state import DialogueState, HistoryEntry, append_history
 
 from irkit import ProgramBuilder
 from llm_server import Reply, reference_runtime
+from llm_server import nlu_answer as answer
 from conftest import examples
 
 SENIMATE = reference_runtime("senimate")
 INTENTS = set(SENIMATE.intent_names)
 RULES = RulesNLU(SENIMATE.program)
-
-
-def answer(intent=None, act="inform", **slots) -> str:
-    return json.dumps({"intent": intent, "dialogue_act": act, "slots": slots}, ensure_ascii=False)
 
 
 def context(runtime=SENIMATE, node="meal_check", history=()) -> NLUContext:
@@ -193,6 +190,20 @@ def test_an_invalid_answer_gets_one_repair_quoting_the_error(llm):
     repair = llm.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": answer("wants_to_end")}
     assert "Invalid enum value 'wants_to_end' - at `$.intent`" in repair[-1]["content"]
+
+
+def test_a_repair_after_a_step_down_carries_the_stepped_down_prompt(llm):
+    llm.rejects.add("json_schema")
+    llm.nlu(answer("wants_to_end"), answer("user_wants_to_end"))
+    result = http_nlu(llm).parse("그만할래요", context())
+    assert result.intent == "user_wants_to_end" and result.source.startswith("llm (repaired: ")
+    rejected, asked, repair = llm.requests
+    assert rejected["response_format"]["type"] == "json_schema"
+    assert "must match this JSON schema" not in rejected["messages"][0]["content"]
+    assert asked["response_format"] == repair["response_format"] == {"type": "json_object"}
+    assert "must match this JSON schema" in repair["messages"][0]["content"]
+    assert repair["messages"][:2] == asked["messages"]  # the prompt the bad answer was given
+    assert repair["messages"][2] == {"role": "assistant", "content": answer("wants_to_end")}
 
 
 def test_a_second_invalid_answer_hands_the_turn_to_the_rules(llm):

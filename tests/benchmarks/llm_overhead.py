@@ -32,13 +32,14 @@ sys.path.insert(0, str(ROOT))
 from llm_server import LLMServer, Reply, reference_runtime  # noqa: E402
 
 from interpreter import ir  # noqa: E402
-from interpreter.llm_client import ChatClient, LLMSettings  # noqa: E402
+from interpreter.llm_client import ChatClient, LLMSettings, endpoint  # noqa: E402
 from interpreter.llm_prompts import (nlg_messages, nlu_messages, nlu_schema,  # noqa: E402
                                      read_answer, reading_type)
 from interpreter.nlg import RenderContext, TemplateNLG  # noqa: E402
 from interpreter.nlg_llm import LLMNLG, reply_text  # noqa: E402
 from interpreter.nlu import NLUContext  # noqa: E402
 from interpreter.nlu_llm import LLMNLU  # noqa: E402
+from interpreter.nlu_rules import RulesNLU  # noqa: E402
 from interpreter.routing import MOVE, Decision  # noqa: E402
 from interpreter.state import DialogueState, HistoryEntry, append_history  # noqa: E402
 
@@ -140,14 +141,14 @@ def parts(calls: int, runtime, context, decision, render) -> None:
 
 def bare_post(url: str, body: bytes):
     """The floor: one fixed POST over a kept-alive http.client connection, body not parsed."""
-    host, port = url.split("//")[1].split("/")[0].split(":")
-    connection = http.client.HTTPConnection(host, int(port))
+    _, host, port, path = endpoint(url)
+    connection = http.client.HTTPConnection(host, port)
     connection.connect()
     connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as the adapter does
     headers = {"Content-Type": "application/json"}
 
     def post():
-        connection.request("POST", "/v1/chat/completions", body, headers)
+        connection.request("POST", path, body, headers)
         connection.getresponse().read()
     return post
 
@@ -161,7 +162,7 @@ def main() -> None:
     url = parent.recv()
     try:
         client = ChatClient(LLMSettings(url, "bench", timeout=5, turn_budget=3600))
-        nlu, nlg = LLMNLU(client, runtime.program), LLMNLG(client)
+        nlu, nlg = LLMNLU(client, runtime.program, RulesNLU(runtime.program)), LLMNLG(client)
         print(f"LLM adapter overhead, {calls} calls each, server in a child process "
               f"(Python {sys.version.split()[0]})")
         nlu_median = figures("LLMNLU.parse", *against_server(
