@@ -4,8 +4,9 @@ In: a `Runtime`, `FuzzOptions` (examples, max turns, seed, NLU mode), the design
 (`fuzz_properties.DesignerProperties`) and a skill registry.
 Out: a `FuzzReport` (`fuzz_report`): per property, held or violated with the shrunk
 conversation; the coverage; the counts and the time.
-After: nothing was written anywhere (no hypothesis database); the same seed gives the same
-report, transcripts included.
+After: no example database was written (hypothesis keeps only its own caches of the loaded
+modules' constants under `.hypothesis/` in the current directory); the same seed gives the
+same report, transcripts included.
 
 A conversation (one hypothesis example) is the opening, then up to 2 x max-turns turns of
 anything (`InputSpace.turn_at` the current node); if the session is still open, the livelock
