@@ -3,29 +3,41 @@
 In: `LLMSettings` (base URL, model, API key, timeouts, retries, per-turn budget), then chat
 messages with an optional `response_format` and the turn's `Budget`.
 Out: the model's answer text (`choices[0].message.content`), or an `LLMError` whose message
-is one short line saying what went wrong ("timeout after 2.0 s", "server error 503 after 3
-attempts"); the NLU and NLG put that line in their fallback trace.
-After: a call never takes longer than the turn's budget allows (each request's timeout is cut
-to what is left). Only 408, 429 and 5xx answers and connections dropped mid-answer are
-retried, at most `retries` times, with exponential backoff or the server's `Retry-After` when
-that fits in the budget; a refused connection is not (a server that is down stays down longer
-than a turn). A connection the server closed while idle is reopened and the request resent at
-once (a kept-alive socket going stale is normal). The API key goes only into the
-`Authorization` header: it is never in a repr, an error or the journal.
+is one short line saying what went wrong ("timeout after 2.0 s", "turn budget of 4 s spent",
+"server error 503 after 3 attempts"); the NLU and NLG put that line in their fallback trace.
+After: a call never takes longer than the turn's budget allows, and one request never longer
+than its timeout cut to what is left of the budget. That limit is a deadline on the whole
+exchange (connecting, sending, the status line and headers, the body), not on each read: a
+server that drips its answer a byte at a time, in chunks or after endless `100 Continue`
+lines is cut off like a silent one, and the connection it held is closed, never reused
+half-read. Connecting (every address of the host, and the TLS handshake) takes at most
+`connect_timeout` of that; looking the host's name up is left to the system's resolver.
+Only 408, 429 and 5xx answers and connections dropped mid-answer are retried, at most
+`retries` times, with exponential backoff or the server's `Retry-After` when that fits in the
+budget; a refused connection and a timeout are not (a server that is down or stuck stays so
+longer than a turn). A connection the server closed while idle is reopened and the request
+resent at once (a kept-alive socket going stale is normal). The API key is checked before
+the first request (one line of printable ASCII; `settings_from` takes surrounding whitespace
+off) and goes only into the `Authorization` header: it is never in a repr, an error or the
+journal.
 
 The protocol is the one OpenAI, vLLM, Ollama, llama.cpp's server and most gateways speak:
 `POST {base}/chat/completions` with `{"model", "messages", "response_format"?}`. Standard
-library only (http.client); the connection is guarded by a lock, so one client may serve
-several threads, one request at a time.
+library only (http.client over sockets this module connects, and reads through a deadline);
+the connection is guarded by a lock, so one client may serve several threads, one request at
+a time.
 """
 
 from __future__ import annotations
 
 import email.utils
 import http.client
+import io
 import json
+import math
 import os
 import socket
+import ssl
 import threading
 import time
 from collections import OrderedDict, deque
@@ -42,6 +54,7 @@ STALE_CONNECTION = (http.client.RemoteDisconnected, http.client.BadStatusLine,
                     http.client.CannotSendRequest, http.client.ResponseNotReady,
                     ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_SECONDS = 86400  # the longest timeout or budget accepted: a day
 JOURNAL_LIMIT = 64  # entries kept when nobody drains the journal
 FALLBACK_MARK = " (llm fallback: "  # in `fallback_source`: `rules (llm fallback: REASON)`
 
@@ -107,8 +120,10 @@ def settings_from(url: str | None = None, model: str | None = None, api_key: str
                   timeout: float | None = None, budget: float | None = None,
                   environ: dict | None = None, needed_by: str = "the LLM") -> LLMSettings:
     """Settings from explicit values, else the `MAGO_LLM_*` environment; `LLMConfigError` if
-    the URL or model is missing or a number is not a positive number of seconds. Connecting
-    may take up to 3 s, never longer than the read timeout."""
+    the URL or model is missing, a number is not a number of seconds in (0, MAX_SECONDS], or
+    the API key cannot go into a header (`api_key_problem`). The key is used without its
+    surrounding whitespace (a key file's trailing newline). Connecting may take up to 3 s,
+    never longer than the request timeout."""
     env = os.environ if environ is None else environ
     url = url or env.get(ENV_URL)
     model = model or env.get(ENV_MODEL)
@@ -121,7 +136,8 @@ def settings_from(url: str | None = None, model: str | None = None, api_key: str
     endpoint(url)  # fails now, with a clear line, rather than on the first turn
     read = _seconds(timeout, env.get(ENV_TIMEOUT), 10.0, "--llm-timeout", ENV_TIMEOUT)
     turn = _seconds(budget, env.get(ENV_BUDGET), max(15.0, read), "--llm-budget", ENV_BUDGET)
-    return LLMSettings(url, model, api_key or env.get(ENV_API_KEY), read, min(3.0, read), turn)
+    key = _api_key(api_key, env.get(ENV_API_KEY))
+    return LLMSettings(url, model, key, read, min(3.0, read), turn)
 
 
 def _seconds(given: float | None, env_text: str | None, default: float, flag: str,
@@ -133,10 +149,36 @@ def _seconds(given: float | None, env_text: str | None, default: float, flag: st
         seconds = float(value)
     except (TypeError, ValueError):
         seconds = float("nan")
-    if not 0 < seconds < 86400:
+    if not 0 < seconds <= MAX_SECONDS:  # also refuses nan and inf
         source = flag if given is not None else env_name
-        raise LLMConfigError(f"{source} must be a number of seconds above 0, got {value!r}")
+        raise LLMConfigError(f"{source} must be a number of seconds above 0 and at most "
+                             f"{MAX_SECONDS}, got {value!r}")
     return seconds
+
+
+def _api_key(given: str | None, env_text: str | None) -> str | None:
+    """The API key from the flag, else the environment, without surrounding whitespace; None
+    when there is none; `LLMConfigError` (naming where it came from, never the key) when it
+    cannot go into a header."""
+    source = "--llm-api-key" if given else f"${ENV_API_KEY}"
+    key = (given or env_text or "").strip()
+    problem = api_key_problem(key)
+    if problem:
+        raise LLMConfigError(f"the LLM API key ({source}) contains {problem}; check how it "
+                             "was set (a key is one line of printable ASCII)")
+    return key or None
+
+
+def api_key_problem(key: str) -> str | None:
+    """What keeps `key` out of an `Authorization` header ("a line break", "a non-ASCII
+    character", "a control character"), or None when it fits."""
+    if "\r" in key or "\n" in key:
+        return "a line break"
+    if not key.isascii():
+        return "a non-ASCII character"
+    if not key.isprintable():
+        return "a control character"
+    return None
 
 
 def endpoint(url: str) -> tuple[str, str, int | None, str]:
@@ -274,9 +316,13 @@ class ChatClient:
         self._scheme, self._host, self._port, self._path = endpoint(settings.url)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if settings.api_key:
+            problem = api_key_problem(settings.api_key)
+            if problem:  # else every request fails, with an error quoting the key
+                raise LLMConfigError(f"LLMSettings.api_key contains {problem}")
             self._headers["Authorization"] = "Bearer " + settings.api_key
         self._sleep, self._clock = sleep, clock
         self._connection: http.client.HTTPConnection | None = None
+        self._tls: ssl.SSLContext | None = None  # made on the first https connection
         self._lock = threading.Lock()
         self.connections_opened = 0
 
@@ -315,11 +361,9 @@ class ChatClient:
     def _with_retries(self, body: bytes, budget: Budget, statuses: list) -> str:
         attempt = 0
         while True:
-            timeout = min(self.settings.timeout, budget.remaining())
-            if timeout <= 0:
-                raise budget.spent_error()
+            seconds, late = self._attempt_limit(budget)
             try:
-                status, headers, data = self._post(body, timeout)
+                status, headers, data = self._post(body, time.monotonic() + seconds, late)
             except (LLMTimeout, LLMUnreachable):
                 statuses.append(0)
                 raise
@@ -338,6 +382,16 @@ class ChatClient:
                         _status_line(status, attempt + 1))
             attempt += 1
 
+    def _attempt_limit(self, budget: Budget) -> tuple[float, LLMTimeout]:
+        """(seconds the next attempt may take, the error when they run out): the request
+        timeout, or what is left of the turn's budget when that is less."""
+        left = budget.remaining()
+        if left <= 0:
+            raise budget.spent_error()
+        if left < self.settings.timeout:
+            return left, budget.spent_error()
+        return self.settings.timeout, LLMTimeout(f"timeout after {self.settings.timeout:.1f} s")
+
     def _pause(self, attempt: int, retry_after: str | None, budget: Budget, why: str) -> None:
         """Wait before the next attempt, or raise `LLMUnavailable(why)` when none is left."""
         if attempt >= self.settings.retries:
@@ -353,16 +407,17 @@ class ChatClient:
             raise LLMUnavailable(f"{why}; no time left in the turn budget to retry")
         self._sleep(delay)
 
-    def _post(self, body: bytes, timeout: float) -> tuple[int, Any, bytes]:
-        """One request; a stale kept-alive connection is reopened and the request resent once."""
+    def _post(self, body: bytes, deadline: float, late: LLMTimeout) -> tuple[int, Any, bytes]:
+        """One request, over by `deadline` (`time.monotonic()`) or `late` is raised; a stale
+        kept-alive connection is reopened and the request resent once, by the same deadline."""
         with self._lock:
             for fresh in (False, True):
                 reused = self._connection is not None and self._connection.sock is not None
                 try:
-                    return self._exchange(body, timeout)
+                    return self._exchange(body, deadline)
                 except (TimeoutError, socket.timeout):
-                    self._drop()
-                    raise LLMTimeout(f"timeout after {timeout:.1f} s") from None
+                    self._drop()  # maybe half-read: never reused
+                    raise late from None
                 except STALE_CONNECTION:
                     self._drop()
                     if reused and not fresh:
@@ -377,36 +432,153 @@ class ChatClient:
                     raise LLMUnavailable(f"broken HTTP answer ({type(error).__name__})") from None
             raise AssertionError("unreachable")
 
-    def _exchange(self, body: bytes, timeout: float) -> tuple[int, Any, bytes]:
-        connection = self._connect(timeout)
-        connection.sock.settimeout(timeout)
+    def _exchange(self, body: bytes, deadline: float) -> tuple[int, Any, bytes]:
+        connection = self._connect(deadline)
+        connection.sock.deadline = deadline
         connection.request("POST", self._path, body, self._headers)
-        response = connection.getresponse()
-        data = response.read(MAX_BODY_BYTES + 1)
+        with connection.getresponse() as response:  # closed (its reader too) if a read fails
+            data = response.read(MAX_BODY_BYTES + 1)
         if response.will_close or len(data) > MAX_BODY_BYTES:
             self._drop()
         return response.status, response.headers, data[:MAX_BODY_BYTES]
 
-    def _connect(self, timeout: float) -> http.client.HTTPConnection:
+    def _connect(self, deadline: float) -> http.client.HTTPConnection:
+        """The kept-alive connection, or a new one over a socket connected here (never by
+        http.client, whose timeouts are per read) and read through a `DeadlineSocket`."""
         connection = self._connection
         if connection is None or connection.sock is None:
             self._drop()
-            kind = http.client.HTTPSConnection if self._scheme == "https" \
-                else http.client.HTTPConnection
-            connection = kind(self._host, self._port,
-                              timeout=min(self.settings.connect_timeout, timeout))
-            connection.connect()
-            # http.client sends the headers and the body in two writes; without this, Nagle's
-            # algorithm can hold the body until the server's delayed ACK (up to 40 ms).
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._scheme == "https":
+                connection = http.client.HTTPSConnection(self._host, self._port,
+                                                         context=self._tls_context())
+            else:
+                connection = http.client.HTTPConnection(self._host, self._port)
+            connection.auto_open = 0  # a lost socket is an error, not a connect without deadline
+            connection.sock = DeadlineSocket(self._open_socket(connection.port, deadline))
             self._connection = connection
             self.connections_opened += 1
         return connection
+
+    def _open_socket(self, port: int, deadline: float) -> socket.socket:
+        """A socket connected to the server (TLS handshake done for https) within
+        `connect_timeout` and before `deadline`."""
+        until = min(deadline, time.monotonic() + self.settings.connect_timeout)
+        try:
+            sock = connected_socket(self._host, port, until)
+            return self._tls_wrapped(sock, until) if self._scheme == "https" else sock
+        except TimeoutError:
+            if until < deadline:
+                raise LLMTimeout("no connection within "
+                                 f"{self.settings.connect_timeout:.1f} s") from None
+            raise
+
+    def _tls_wrapped(self, sock: socket.socket, until: float) -> ssl.SSLSocket:
+        """`sock` after a TLS handshake done before `until` (closed if it fails)."""
+        try:
+            sock.settimeout(seconds_until(until))  # bounds the whole handshake
+            return self._tls_context().wrap_socket(sock, server_hostname=self._host)
+        except BaseException:
+            sock.close()
+            raise
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """The system's trusted certificates (or `SSL_CERT_FILE`), HTTP/1.1 by ALPN, as
+        http.client's default context."""
+        if self._tls is None:
+            self._tls = ssl.create_default_context()
+            self._tls.set_alpn_protocols(["http/1.1"])
+        return self._tls
 
     def _drop(self) -> None:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+# --- sockets with a deadline ---------------------------------------------------------------------
+
+
+def seconds_until(deadline: float) -> float:
+    """Seconds from now to `deadline` (`time.monotonic()`); `TimeoutError` once it has passed
+    (a socket timeout of 0 would mean non-blocking, not "no time left")."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    return left
+
+
+def connected_socket(host: str, port: int, until: float) -> socket.socket:
+    """A TCP socket connected to the first of the host's addresses that answers, all tried
+    before `until`; the last address's error when none does."""
+    failure = OSError(0, f"no address for {host}")
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port,
+                                                               type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(seconds_until(until))
+            sock.connect(address)
+            # http.client sends the headers and the body in two writes; without this, Nagle's
+            # algorithm can hold the body until the server's delayed ACK (up to 40 ms).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+        except TimeoutError:
+            sock.close()
+            raise  # the time is spent: no other address can be tried
+        except OSError as error:
+            sock.close()
+            failure = error
+    raise failure
+
+
+class DeadlineSocket:
+    """A connected socket whose every send and receive ends by `deadline` (`time.monotonic()`).
+
+    A socket's own timeout bounds each receive, so a server sending a byte every second
+    would never time out; here each send and receive gets the time left until the deadline
+    as its timeout, and `TimeoutError` once there is none. http.client uses `sendall`,
+    `makefile` (for the response: a buffered reader whose every read is bounded so) and
+    `close` (the file descriptor stays open until the reader is closed too, as for a socket).
+    """
+
+    __slots__ = ("sock", "deadline")
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.deadline = sock, math.inf
+
+    def arm(self) -> None:
+        """Give the next send or receive the time left until the deadline."""
+        self.sock.settimeout(seconds_until(self.deadline))
+
+    def sendall(self, data: bytes) -> None:
+        self.arm()
+        self.sock.sendall(data)  # the timeout bounds the whole of it (Python >= 3.5)
+
+    def makefile(self, mode: str = "rb") -> io.BufferedReader:
+        if mode != "rb":
+            raise ValueError(f"a DeadlineSocket is only read, in binary, not {mode!r}")
+        return io.BufferedReader(_DeadlineReader(self.sock.makefile("rb", buffering=0), self))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's raw reader, armed with the time left before each receive."""
+
+    def __init__(self, raw: io.RawIOBase, owner: DeadlineSocket):
+        super().__init__()
+        self.raw, self.owner = raw, owner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self.owner.arm()
+        return self.raw.readinto(buffer)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def _content(data: bytes) -> str:

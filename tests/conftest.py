@@ -64,3 +64,27 @@ def llm(server):
     """The server with its scripted replies and request log cleared."""
     server.reset()
     return server
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """The loopback LLM server over HTTPS, with a self-signed certificate for 127.0.0.1 made
+    by the `openssl` command (skipped without it); a client trusts it by `SSL_CERT_FILE`.
+    Yields (server, certificate path)."""
+    import shutil
+
+    from llm_server import LLMServer
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, timeout=30)
+    if made.returncode != 0:
+        pytest.skip(f"openssl could not make a test certificate: {made.stderr[-200:]!r}")
+    running = LLMServer(tls=(cert, key)).start()
+    yield running, cert
+    running.stop()

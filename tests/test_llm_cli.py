@@ -1,7 +1,8 @@
 """`mgi run --nlu llm --nlg llm` as a user runs it: a child process against the loopback server.
 Flags and environment, one-line errors for missing settings, every server failure ending in a
-valid turn with exit 0 and no traceback, the trace at the detailed level, the whole prompt and
-raw answer at the debug level, and an API key that is never printed."""
+valid turn with exit 0 and no traceback (a server dripping its answer within the turn's budget),
+the trace at the detailed level, the whole prompt and raw answer at the debug level, and an API
+key that is never printed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from llm_server import ROOT, Reply
+from llm_server import DRIPS, ROOT, Reply
 
 SECRET = "sk-never-print-me-42"
 AFFIRM = '{"intent": null, "dialogue_act": "affirm", "slots": {}}'
@@ -83,13 +84,26 @@ def test_flags_win_over_the_environment(llm, senimate_ir):
      "the LLM URL must look like http://localhost:11434/v1"),
     (["--nlu", "llm", "--llm-timeout", "soon"], {"MAGO_LLM_URL": "http://h/v1",
                                                  "MAGO_LLM_MODEL": "m"},
-     "--llm-timeout must be a number of seconds above 0, got 'soon'"),
+     "--llm-timeout must be a number of seconds above 0 and at most 86400, got 'soon'"),
+    (["--nlu", "llm", "--llm-timeout", "1e300"], {"MAGO_LLM_URL": "http://h/v1",
+                                                  "MAGO_LLM_MODEL": "m"},
+     "--llm-timeout must be a number of seconds above 0 and at most 86400, got '1e300'"),
+    (["--nlg", "llm"], {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m",
+                        "MAGO_LLM_BUDGET": "inf"},
+     "MAGO_LLM_BUDGET must be a number of seconds above 0 and at most 86400, got 'inf'"),
+    (["--nlu", "llm"], {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m",
+                        "MAGO_LLM_API_KEY": f"{SECRET}\r\nX-Evil: 1"},
+     "the LLM API key ($MAGO_LLM_API_KEY) contains a line break; check how it was set"),
+    (["--nlu", "llm", "--llm-api-key", f"키{SECRET}"], {"MAGO_LLM_URL": "http://h/v1",
+                                                       "MAGO_LLM_MODEL": "m"},
+     "the LLM API key (--llm-api-key) contains a non-ASCII character; check how it was set"),
 ])
 def test_missing_or_bad_settings_are_one_line_and_exit_2(senimate_ir, args, env, fragment):
     done = mgi("run", senimate_ir, *args, stdin="네\n", env=env)
     assert done.returncode == 2 and done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("mgi: ") and fragment in line, line
+    assert SECRET not in line
 
 
 def test_defaults_stay_rules_and_template_whatever_the_environment(llm, senimate_ir):
@@ -124,6 +138,31 @@ def test_every_failure_ends_in_a_valid_turn_with_one_warning(llm, senimate_ir):
     (warning,) = done.stderr.splitlines()
     assert warning == ("mgi: warning: the LLM NLU failed (timeout after 0.2 s); rules took over "
                        "(--output-level detailed shows every turn's source)")
+
+
+def call_milliseconds(line: str) -> int:
+    """The time of one `llm call · PURPOSE · STATUSES · N ms · ...` line."""
+    return int(line.split(" · ")[3].removesuffix(" ms"))
+
+
+def test_a_dripping_server_never_holds_a_turn_past_its_budget(llm, senimate_ir):
+    # A piece every 0.3 s (headers, body, chunks, endless 100 Continue): no single read waits
+    # a second, so a per-read timeout would wait for the whole answer or for ever.
+    llm.nlu(*[Reply(AFFIRM, drip=kind) for kind in DRIPS])
+    llm.nlg(*[Reply("좋아요!", drip=kind) for kind in DRIPS])
+    done = mgi("run", senimate_ir, "--nlu", "llm", "--nlg", "llm", "--output-level", "detailed",
+               "--llm-timeout", "1", "--llm-budget", "1.5", env=llm_env(llm),
+               stdin="산책했어요\n친구를 만났어요\n밥 먹었어요\n네 좋아요\n")
+    assert done.returncode == 0 and done.stderr == ""
+    lines = done.stdout.splitlines()
+    calls = [line for line in lines if line.startswith("  llm call · ")]
+    assert [call.split(" · ")[1] for call in calls] == ["nlu", "nlg"] * len(DRIPS)
+    for nlu_call, nlg_call in zip(calls[::2], calls[1::2]):  # one turn's calls
+        assert call_milliseconds(nlu_call) + call_milliseconds(nlg_call) < 1500 + 500, calls
+    assert lines.count("  nlu: rules (llm fallback: timeout after 1.0 s)") == len(DRIPS)
+    assert lines.count("  nlg: template (llm fallback: turn budget of 1.5 s spent)") == \
+        len(DRIPS)
+    assert len(llm.requests) == 2 * len(DRIPS)  # a timeout is not retried
 
 
 def test_a_server_that_is_down_still_runs_the_conversation(senimate_ir):

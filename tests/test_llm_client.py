@@ -1,6 +1,7 @@
 """The chat-completions transport against a real HTTP server on loopback (tests/llm_server.py):
-keep-alive, retries with backoff and Retry-After inside the budget, timeouts, dropped and stale
-connections, malformed answers, settings from flags and the environment."""
+keep-alive, retries with backoff and Retry-After inside the budget, timeouts, deadlines on the
+whole exchange (servers that drip their answer), dropped and stale connections, HTTPS,
+malformed answers, settings (numbers, API key) from flags and the environment."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import time
 import pytest
 
 from interpreter.llm_client import (Budget, ChatClient, LLMBadResponse, LLMConfigError,
-                                    LLMJournal, LLMRejected, LLMSettings, LLMTimeout,
+                                    LLMError, LLMJournal, LLMRejected, LLMSettings, LLMTimeout,
                                     LLMUnavailable, LLMUnreachable, _retry_after_seconds, endpoint,
                                     settings_from)
 
-from llm_server import Reply
+from llm_server import DRIPS, Reply
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "안녕"}]
 
@@ -160,6 +161,99 @@ def test_turn_budgets_are_shared_within_a_turn_only():
     assert client.budgets.for_turn("s", 3) is not first
 
 
+# --- deadlines: the whole exchange, not each read ---------------------------------------------
+
+
+MARGIN = 1.0  # seconds a cut-off call may take past its limit on a busy machine
+
+
+def timed_failure(client: ChatClient, seconds: float) -> tuple[LLMError, float]:
+    started = time.monotonic()
+    with pytest.raises(LLMError) as raised:
+        ask(client, seconds)
+    return raised.value, time.monotonic() - started
+
+
+@pytest.mark.parametrize("drip", DRIPS)
+def test_a_dripping_server_is_cut_off_when_the_turn_budget_is_spent(llm, drip):
+    # One piece every 0.3 s: no read ever waits long, so a per-read timeout never fires.
+    llm.nlg(Reply("천천히 말할게요.", drip=drip))
+    client = client_for(llm, timeout=5.0)
+    error, elapsed = timed_failure(client, seconds=1.0)
+    assert isinstance(error, LLMTimeout) and str(error) == "turn budget of 1 s spent"
+    assert 0.95 < elapsed < 1.0 + MARGIN, elapsed
+    assert len(llm.requests) == 1 and client.journal.drain()[0].statuses == (0,)
+
+
+@pytest.mark.parametrize("drip", ["body", "continue"])
+def test_a_dripping_server_is_cut_off_at_the_request_timeout(llm, drip):
+    llm.nlg(Reply("천천히 말할게요.", drip=drip))
+    error, elapsed = timed_failure(client_for(llm, timeout=0.8), seconds=5.0)
+    assert isinstance(error, LLMTimeout) and str(error) == "timeout after 0.8 s"
+    assert 0.75 < elapsed < 0.8 + MARGIN, elapsed
+
+
+def test_a_connection_cut_off_mid_answer_is_closed_and_never_reused(llm):
+    dripping = Reply("천천히", drip="body")
+    llm.nlg(dripping, "다음 답이에요.")
+    client = client_for(llm)
+    with pytest.raises(LLMTimeout):
+        ask(client, seconds=0.8)
+    assert ask(client) == "다음 답이에요."  # not the rest of the dripped answer
+    assert client.connections_opened == 2
+    ends = time.monotonic() + 3.0
+    while not any(r is dripping for r in llm.hangups) and time.monotonic() < ends:
+        time.sleep(0.05)  # the server sees the close on one of its next writes
+    assert any(r is dripping for r in llm.hangups)  # closed, not just left open
+
+
+def test_connecting_takes_at_most_the_connect_timeout():
+    with socket.socket() as full:  # a listener whose queue is full: connecting hangs
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        fillers = []
+        try:
+            for _ in range(4):
+                filler = socket.socket()
+                fillers.append(filler)
+                filler.settimeout(0.2)
+                try:
+                    filler.connect(full.getsockname())
+                except TimeoutError:
+                    break
+            else:
+                pytest.skip("this system accepts connections past a full listen queue")
+            client = ChatClient(LLMSettings(f"http://127.0.0.1:{full.getsockname()[1]}/v1", "m",
+                                            timeout=5.0, connect_timeout=0.3))
+            error, elapsed = timed_failure(client, seconds=5.0)
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert isinstance(error, LLMTimeout) and str(error) == "no connection within 0.3 s"
+    assert elapsed < 0.3 + MARGIN
+
+
+def test_https_answers_and_its_deadline_holds(tls_server, monkeypatch):
+    server, certificate = tls_server
+    server.reset()
+    monkeypatch.setenv("SSL_CERT_FILE", certificate)  # trust the test certificate
+    server.nlg("보안 연결이에요.", Reply("천천히", drip="body"))
+    client = client_for(server)
+    assert client.address.startswith("https://127.0.0.1:")
+    assert ask(client) == "보안 연결이에요."
+    error, elapsed = timed_failure(client, seconds=1.0)
+    assert isinstance(error, LLMTimeout) and str(error) == "turn budget of 1 s spent"
+    assert elapsed < 1.0 + MARGIN
+    assert client.connections_opened == 1  # the answer kept the TLS connection alive
+    assert server.requests[0] == {"model": "test-model", "messages": MESSAGES}
+
+
+def test_an_untrusted_https_certificate_is_unreachable(tls_server):
+    server, _ = tls_server
+    with pytest.raises(LLMUnreachable, match="^cannot reach https://127.0.0.1:"):
+        ask(client_for(server))
+
+
 # --- connections --------------------------------------------------------------------------------
 
 
@@ -232,9 +326,15 @@ def test_settings_from_the_environment_and_flags():
     ({"url": "ftp://h/v1", "model": "m"}, "must look like http://localhost:11434/v1"),
     ({"url": "http://:80/v1", "model": "m"}, "must look like"),
     ({"url": "http://h/v1", "model": "m", "timeout": "abc"},
-     "--llm-timeout must be a number of seconds above 0, got 'abc'"),
-    ({"url": "http://h/v1", "model": "m", "budget": "0"}, "--llm-budget must be"),
-    ({"url": "http://h/v1", "model": "m", "timeout": "nan"}, "--llm-timeout must be"),
+     "--llm-timeout must be a number of seconds above 0 and at most 86400, got 'abc'"),
+    ({"url": "http://h/v1", "model": "m", "budget": "0"},
+     "--llm-budget must be a number of seconds above 0 and at most 86400, got '0'"),
+    ({"url": "http://h/v1", "model": "m", "timeout": "1e300"},
+     "--llm-timeout must be a number of seconds above 0 and at most 86400, got '1e300'"),
+    ({"url": "http://h/v1", "model": "m", "budget": "86400.5"}, "at most 86400, got '86400.5'"),
+    ({"url": "http://h/v1", "model": "m", "timeout": "nan"}, "at most 86400, got 'nan'"),
+    ({"url": "http://h/v1", "model": "m", "timeout": "inf"}, "at most 86400, got 'inf'"),
+    ({"url": "http://h/v1", "model": "m", "budget": "-inf"}, "at most 86400, got '-inf'"),
 ])
 def test_bad_settings_are_one_line_errors(args, fragment):
     with pytest.raises(LLMConfigError) as raised:
@@ -242,10 +342,51 @@ def test_bad_settings_are_one_line_errors(args, fragment):
     assert fragment in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_a_bad_timeout_in_the_environment_names_the_variable():
-    env = {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m", "MAGO_LLM_TIMEOUT": "-1"}
-    with pytest.raises(LLMConfigError, match="MAGO_LLM_TIMEOUT must be"):
+@pytest.mark.parametrize("name,value", [("MAGO_LLM_TIMEOUT", "-1"), ("MAGO_LLM_TIMEOUT", "inf"),
+                                        ("MAGO_LLM_BUDGET", "1e300"), ("MAGO_LLM_BUDGET", "NaN")])
+def test_a_bad_number_in_the_environment_names_the_variable(name, value):
+    env = {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m", name: value}
+    with pytest.raises(LLMConfigError) as raised:
         settings_from(environ=env)
+    assert str(raised.value) == (f"{name} must be a number of seconds above 0 and at most 86400, "
+                                 f"got {value!r}")
+
+
+def test_a_day_is_the_longest_timeout_and_budget():
+    settings = settings_from("http://h/v1", "m", timeout="86400", budget="86400", environ={})
+    assert (settings.timeout, settings.turn_budget) == (86400.0, 86400.0)
+
+
+ENV = {"MAGO_LLM_URL": "http://h/v1", "MAGO_LLM_MODEL": "m"}
+
+
+@pytest.mark.parametrize("flag,env,source,problem", [
+    ("abc\r\nX-Evil: 1", None, "--llm-api-key", "a line break"),
+    (None, "sk-abc\ndef", "$MAGO_LLM_API_KEY", "a line break"),
+    (None, "키123", "$MAGO_LLM_API_KEY", "a non-ASCII character"),
+    ("sk-é", None, "--llm-api-key", "a non-ASCII character"),
+    ("sk-a\tb", None, "--llm-api-key", "a control character"),
+])
+def test_an_api_key_that_cannot_be_a_header_is_refused_at_start_up(flag, env, source, problem):
+    environ = {**ENV, **({"MAGO_LLM_API_KEY": env} if env else {})}
+    with pytest.raises(LLMConfigError) as raised:
+        settings_from(api_key=flag, environ=environ)
+    message = str(raised.value)
+    assert message == (f"the LLM API key ({source}) contains {problem}; check how it was set "
+                       "(a key is one line of printable ASCII)")
+    assert "abc" not in message and "키" not in message and "sk-" not in message
+
+
+@pytest.mark.parametrize("raw,key", [("sk-abc\n", "sk-abc"), ("  sk-abc \r\n", "sk-abc"),
+                                     (" \n", None), ("", None)])
+def test_whitespace_around_an_api_key_is_taken_off(raw, key):
+    assert settings_from(environ={**ENV, "MAGO_LLM_API_KEY": raw}).api_key == key
+
+
+def test_a_client_refuses_a_key_that_cannot_be_a_header_without_quoting_it():
+    with pytest.raises(LLMConfigError) as raised:
+        ChatClient(LLMSettings("http://127.0.0.1:1/v1", "m", api_key="sk-secret\r\nX-Evil: 1"))
+    assert str(raised.value) == "LLMSettings.api_key contains a line break"
 
 
 @pytest.mark.parametrize("url,expected", [
