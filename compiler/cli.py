@@ -12,10 +12,11 @@ import sys
 
 import click
 
-from interpreter import ir
+from interpreter import files, ir, streams
 
 from . import __version__
-from .driver import CompileResult, UsageError, check_file, remove_stale, write_ir
+from .driver import (CompileResult, UsageError, check_file, refuse_same_file, remove_stale,
+                     write_ir)
 from .render import dot, inspect_data, inspect_text, mermaid
 from .report import render_human, render_json, summary
 from .schema import scenario_json_schema
@@ -31,18 +32,42 @@ def cli() -> None:
     """Compile and check Mago dialogue scenarios."""
 
 
+def limit_option(command):
+    """`--max-input-mb`: the size cap of every file the command reads (`interpreter.files`)."""
+    def apply(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        try:
+            files.set_limit(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error).removeprefix(f"{files.LIMIT_FLAG} "), ctx) from None
+
+    return click.option(files.LIMIT_FLAG, "max_input_mb", metavar="MIB", expose_value=False,
+                        is_eager=True, callback=apply,
+                        help=f"Refuse input files larger than this (default: ${files.ENV_LIMIT} "
+                             f"or {files.DEFAULT_LIMIT_MB}).")(command)
+
+
+def say(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print on stdout (or stderr); a closed or full stdout is `OutputError` (exit 2)."""
+    text = text + "\n" if nl else text
+    if err:
+        streams.write_err(text)
+    else:
+        streams.write_out(text)
+
+
 def report(results: list[CompileResult], fmt: str, quiet_ok: bool = False) -> None:
     if fmt == "json":
-        click.echo(render_json(results))
+        say(render_json(results))
         return
     for result in results:
         if result.diagnostics:
-            click.echo(render_human(result.path, result.text, result.diagnostics), err=True)
+            say(render_human(result.path, result.text, result.diagnostics), err=True)
         if result.diagnostics or not quiet_ok:
-            click.echo(summary(result.path, result.errors, result.warnings), err=True)
+            say(summary(result.path, result.errors, result.warnings), err=True)
 
 
 @cli.command("compile")
+@limit_option
 @click.argument("scenario")
 @click.option("-o", "--output", "out", help="IR file to write (e.g. build/senimate.ir).")
 @click.option("--validate-only", is_flag=True, help="Check only; write nothing (same as `mgc check`).")
@@ -52,6 +77,8 @@ def compile_command(scenario: str, out: str | None, validate_only: bool, strict:
     """Check SCENARIO and write its IR."""
     if not validate_only and not out:
         raise click.UsageError("missing -o/--output (or use --validate-only)")
+    if out and not validate_only:
+        refuse_same_file(scenario, out)
     result = check_file(scenario)
     report([result], fmt, quiet_ok=True)
     if result.failed(strict):
@@ -61,10 +88,11 @@ def compile_command(scenario: str, out: str | None, validate_only: bool, strict:
     if not validate_only:
         write_ir(result.ir_bytes(), out)
         if fmt == "human":
-            click.echo(f"wrote {out}", err=True)
+            say(f"wrote {out}", err=True)
 
 
 @cli.command("check")
+@limit_option
 @click.argument("scenarios", nargs=-1, required=True)
 @STRICT
 @FORMAT
@@ -78,7 +106,7 @@ def check_command(scenarios: tuple[str, ...], strict: bool, fmt: str) -> None:
             unreadable.append(str(error))
     report(results, fmt)
     for message in unreadable:
-        click.echo(f"mgc: {message}", err=True)
+        say(f"mgc: {message}", err=True)
     sys.exit(2 if unreadable else 1 if any(r.failed(strict) for r in results) else 0)
 
 
@@ -92,43 +120,45 @@ def load_program(path: str) -> tuple[ir.Envelope, ir.Program]:
         program = result.program()
         return ir.Envelope(__version__, "", "", b""), program
     try:
-        with open(path, "rb") as handle:
-            return ir.decode_ir(handle.read(), verify=True)  # views read every node
+        return ir.decode_ir(files.read_input(path), verify=True)  # views read every node
     except ir.IRError as error:
         raise UsageError(f"{path}: {error}") from None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
+    except files.InputFileError as error:
+        raise UsageError(f"{path}: cannot read: {error.reason}") from None
 
 
 @cli.command("inspect")
+@limit_option
 @click.argument("ir_file")
 @FORMAT
 def inspect_command(ir_file: str, fmt: str) -> None:
     """Summarise a compiled IR file: hash, nodes, edges, end nodes, executors."""
     envelope, program = load_program(ir_file)
     data = inspect_data(envelope, program)
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2) if fmt == "json" else inspect_text(data), nl=False)
+    say(json.dumps(data, ensure_ascii=False, indent=2) if fmt == "json" else inspect_text(data), nl=False)
 
 
 @cli.command("graph")
+@limit_option
 @click.argument("source")
 @click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True)
 def graph_command(source: str, fmt: str) -> None:
     """Draw a scenario (.json) or IR file as a Mermaid or DOT graph."""
     _, program = load_program(source)
-    click.echo(mermaid(program) if fmt == "mermaid" else dot(program), nl=False)
+    say(mermaid(program) if fmt == "mermaid" else dot(program), nl=False)
 
 
 @cli.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of the scenario format (for editors)."""
-    click.echo(json.dumps(scenario_json_schema(), ensure_ascii=False, indent=2))
+    say(json.dumps(scenario_json_schema(), ensure_ascii=False, indent=2))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: click's own errors exit 2; ours are one line, never a traceback."""
     gc.disable()  # a short-lived process: the cycle collector would only rescan live objects
     try:
+        streams.hold_closed_descriptors()
         cli.main(args=argv, prog_name="mgc", standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
@@ -136,19 +166,27 @@ def main(argv: list[str] | None = None) -> None:
         error.show()
         sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("mgc: aborted", err=True)
-        sys.exit(2)
+        fail("aborted")
     except UsageError as error:
-        click.echo(f"mgc: {error}", err=True)
-        sys.exit(2)
+        fail(str(error))
     except KeyboardInterrupt:
+        streams.silence_stdout()
         sys.exit(130)
     except BrokenPipeError:
+        streams.silence_stdout()
         sys.exit(0)
+    except streams.OutputError as error:
+        streams.silence_stdout()
+        fail(f"cannot write the output: {error}")
     except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
-        click.echo(f"mgc: internal error: {type(error).__name__}: {error} (please report this)", err=True)
-        sys.exit(2)
+        fail(f"internal error: {type(error).__name__}: {error} (please report this)")
     sys.exit(0)
+
+
+def fail(message: str) -> None:
+    """One line on stderr (where there is one), exit 2."""
+    streams.write_err(f"mgc: {message}\n")
+    sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ on a broken graph it would report consequences of the errors, not new problems).
 only when there is something to report (valid input never pays for the locator).
 
 `write_ir` writes through a temporary file in the output's folder and renames it, so a failed
-compile never leaves a partial file, and a failing compile removes a stale output.
+compile never leaves a partial file, and a failing compile removes a stale output (only an IR
+file: `remove_stale` checks the magic). An output that is the scenario itself is refused
+before anything is read (`refuse_same_file`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from interpreter.ir import without_cycle_collection
+from interpreter.files import InputFileError, read_input
+from interpreter.ir import MAGIC, without_cycle_collection
 
 from .analysis import Analysis, analyse
 from .diagnostics import Diagnostic, Diagnostics
@@ -61,15 +64,10 @@ class CompileResult:
 
 def read_source(path: str) -> tuple[str | None, list[Diagnostic]]:
     """The file's text, or a diagnostic when it is not UTF-8; UsageError when unreadable."""
-    p = Path(path)
     try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory; give a scenario .json file") from None
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
+        data = read_input(path)
+    except InputFileError as error:
+        raise UsageError(f"{path}: {error.reason}") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -160,11 +158,31 @@ def _umask() -> int:
     return mask
 
 
-def remove_stale(out: str) -> None:
-    """A failed compile must not leave an older IR that looks current (only a regular file
-    is removed: whatever else sits at `out` is not ours)."""
+def refuse_same_file(source: str, out: str) -> None:
+    """`UsageError` when `out` is the scenario itself: the same file (device and inode, so
+    links count too) or, before `out` exists, the same resolved path."""
     try:
-        if Path(out).is_file():
+        same = os.path.samefile(source, out)
+    except OSError:  # one of them does not exist (yet)
+        same = os.path.realpath(source) == os.path.realpath(out)
+    except ValueError:  # a NUL in a name: reading or writing will say so
+        same = False
+    if same:
+        raise UsageError(f"{out}: is the scenario itself; give an output file name like "
+                         "build/x.ir (nothing was written)")
+
+
+def remove_stale(out: str) -> None:
+    """A failed compile must not leave an older IR that looks current. Only an IR file is
+    removed (a regular file that starts with the IR magic): whatever else sits at `out`,
+    a scenario given as `-o` by mistake included, is not ours."""
+    try:
+        if Path(out).is_file() and _starts_with_magic(out):
             Path(out).unlink()
-    except OSError:
+    except (OSError, ValueError):
         pass
+
+
+def _starts_with_magic(path: str) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(MAGIC)) == MAGIC

@@ -22,7 +22,7 @@ import os
 import sys
 from typing import IO, Any, Iterator
 
-from . import __version__
+from . import __version__, files, streams
 from .console import LEVELS
 
 MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--llm-api-key", metavar="KEY",
                      help="bearer token (default: $MAGO_LLM_API_KEY; prefer the environment)")
     run.add_argument("--llm-timeout", metavar="SECONDS",
-                     help="read timeout of one request (default: $MAGO_LLM_TIMEOUT or 10)")
+                     help="time limit of one request, from connecting to the answer's last "
+                          "byte (default: $MAGO_LLM_TIMEOUT or 10)")
     run.add_argument("--llm-budget", metavar="SECONDS",
                      help="time a turn may spend on LLM calls (default: $MAGO_LLM_BUDGET or 15)")
     run.add_argument("--output-level", dest="level", choices=LEVELS, default="chat",
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read one turn per line from FILE (- for stdin)")
     run.add_argument("--json", dest="as_json", action="store_true",
                      help='JSON lines: {"user": ..., "nlu": {...}} in, one object per turn out')
+    add_limit_option(run)
     run.set_defaults(handler=run_command)
     test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
                                description="Run transcripts; report pass/fail per step.")
@@ -88,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where `scenario: NAME` finds NAME.ir (default: build)")
     test.add_argument("--format", dest="fmt", choices=("human", "json"), default="human",
                       help="report for people or for machines (default: human)")
+    add_limit_option(test)
     test.set_defaults(handler=test_command)
     add_fuzz_parser(commands)
     return parser
@@ -117,7 +120,22 @@ def add_fuzz_parser(commands: Any) -> None:
                       default="generated", help="generated: draw NLU results directly; "
                                                 "rules: text through the rules NLU "
                                                 "(default: generated)")
+    add_limit_option(fuzz)
     fuzz.set_defaults(handler=fuzz_command)
+
+
+def add_limit_option(command: Any) -> None:
+    """`--max-input-mb`: the size cap of every whole file the command reads (`files`)."""
+    command.add_argument(files.LIMIT_FLAG, dest="max_input_mb", metavar="MIB",
+                         help=f"refuse input files larger than this (default: "
+                              f"${files.ENV_LIMIT} or {files.DEFAULT_LIMIT_MB})")
+
+
+def apply_limit(args: argparse.Namespace) -> None:
+    try:
+        files.set_limit(args.max_input_mb)
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -126,7 +144,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise InputError("--nlu scripted takes each turn's NLU result from the input; use it with "
                          "--json lines like {\"user\": \"네\", \"nlu\": {\"dialogue_act\": \"affirm\"}}")
     llm = llm_settings(args)
-    interactive = args.script is None and sys.stdin.isatty()
+    interactive = args.script is None and streams.stdin_open() and sys.stdin.isatty()
     runtime = load_runtime(args.ir_file)
     stream = None if interactive else open_script(args.script)
     try:
@@ -179,7 +197,7 @@ def fuzz_command(args: argparse.Namespace) -> int:
 
 def note(message: str) -> None:
     """A line for the person at the terminal, on stderr (stdout is the conversation)."""
-    print(message, file=sys.stderr, flush=True)
+    streams.write_err(message + "\n")
 
 
 # --- the session --------------------------------------------------------------------------
@@ -330,8 +348,7 @@ def skill_registry(runtime: Any) -> Any:
 def emit(lines: list[str]) -> None:
     """Print lines now: a reader on a pipe sees each turn as it happens."""
     if lines:
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
+        streams.write_out("\n".join(lines) + "\n")
 
 
 # --- input lines ----------------------------------------------------------------------------
@@ -344,10 +361,15 @@ def parse_turn(text: str, as_json: bool, scripted: bool) -> tuple[str, dict | No
     import json
 
     try:
-        value = json.loads(text)
+        value, end = files.decode_json(text)
     except json.JSONDecodeError as error:
         raise LineError(f"not valid JSON ({error.msg} at column {error.colno}); "
                         "expected {\"user\": \"text\", \"nlu\": {...}}") from None
+    except files.JSONLimitError as error:
+        raise LineError(f"JSON that cannot be read: {error}; a turn is "
+                        "{\"user\": \"text\", \"nlu\": {...}}") from None
+    if text[end:].strip():
+        raise LineError(f"text after the JSON object at column {end + 1}; one turn a line")
     if not isinstance(value, dict):
         raise LineError(f"not a JSON object (got {type(value).__name__}); "
                         "expected {\"user\": \"text\", \"nlu\": {...}}")
@@ -406,6 +428,9 @@ def decode_line(raw: bytes, number: int) -> str:
 def open_script(path: str | None) -> IO[bytes]:
     """The script's bytes: stdin for None (a pipe) or `-`, else the file."""
     if path is None or path == "-":
+        if not streams.stdin_open():
+            raise InputError("standard input is closed; give the turns with --script FILE, "
+                             "or pipe them in")
         return sys.stdin.buffer
     try:
         return open(path, "rb")
@@ -503,19 +528,26 @@ def save_history(readline: Any) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: usage errors exit 2 (argparse), ours are one line, never a traceback."""
     try:
+        streams.hold_closed_descriptors()
         if hasattr(sys.stdout, "reconfigure"):  # a narrow terminal encoding must not crash
             sys.stdout.reconfigure(errors="backslashreplace")
         args = build_parser().parse_args(argv)
+        apply_limit(args)
         status = args.handler(args)
     except InputError as error:
         note(f"mgi: {error}")
         sys.exit(2)
     except KeyboardInterrupt:
+        streams.silence_stdout()
         note("")
         sys.exit(130)
     except BrokenPipeError:  # the reader left (`mgi run ... | head`): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        streams.silence_stdout()
         sys.exit(0)
+    except streams.OutputError as error:
+        streams.silence_stdout()
+        note(f"mgi: cannot write the output: {error}")
+        sys.exit(2)
     except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
         note(f"mgi: internal error: {type(error).__name__}: {error} (please report this)")
         sys.exit(2)

@@ -62,6 +62,9 @@ def _refusal(session_id: str, record: tuple[DialogueState, int] | None) -> Engin
                            "start a new session")
 
 
+KNOWN_ACTS = frozenset(ir.ACTS) | {"negate"}  # negate is read as deny, not dropped
+
+
 class TurnResult(msgspec.Struct, omit_defaults=False):
     """One turn as the CLI reports it; `json_line()` gives exactly the SPEC 7 fields.
     `slots` and `nlu` are made when read (most callers of a turn read neither)."""
@@ -93,11 +96,33 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
         return {"intent": self._intent, "dialogue_act": ir.ACTS[self.decision.act],
                 "slots": self._heard.slots, "confidence": self._heard.confidence}
 
+    @property
+    def dropped(self) -> list[dict[str, Any]]:
+        """What routing did not take from the NLU result, and why (SPEC 6.2 step 2): an
+        undeclared intent, an unknown act (both read as null), slot values not stored."""
+        heard, decision = self._heard, self.decision
+        if heard is None or decision is None:
+            return []
+        found: list[dict[str, Any]] = []
+        if heard.intent is not None and self._intent is None:
+            found.append({"intent": heard.intent, "reason": "undeclared_intent"})
+        if heard.dialogue_act is not None and heard.dialogue_act not in KNOWN_ACTS:
+            found.append({"dialogue_act": heard.dialogue_act, "reason": "unknown_act"})
+        if decision.slot_update is not None:
+            found.extend({"slot": name, "value": value, "reason": reason}
+                         for name, value, reason in decision.slot_update.dropped)
+        return found
+
     def json_line(self) -> dict[str, Any]:
-        """The machine contract of `mgi run --json` (SPEC 7)."""
-        return {"turn": self.turn, "user": self.user, "node": self.node,
+        """The machine contract of `mgi run --json` (SPEC 7), plus `dropped` when the turn
+        dropped part of its NLU result."""
+        line = {"turn": self.turn, "user": self.user, "node": self.node,
                 "next_node": self.next_node, "reason": self.reason, "complete": self.complete,
                 "response": self.response, "slots": self.slots, "nlu": self.nlu}
+        dropped = self.dropped
+        if dropped:
+            line["dropped"] = dropped
+        return line
 
 
 class Engine:

@@ -24,6 +24,8 @@ coverage at the end.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import traceback
 from typing import Any, NamedTuple
@@ -67,6 +69,36 @@ class FuzzUsageError(FuzzError):
     """Bad options, properties file or transcripts directory."""
 
 
+class StopRequest:
+    """Ctrl-C during a run. The first press asks the run to stop at the next turn: raised
+    there, the KeyboardInterrupt cannot land in hypothesis's gc callback (where Python
+    swallows it) and the conversations explored so far still make a report. A second press
+    stops at once. Installed only from the main thread (`signal` allows no other)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> "StopRequest":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _press(self, _signum: int, _frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Stop here if Ctrl-C was pressed."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+
 class _ConversationOver(Exception):
     """The conversation cannot go on (a turn raised while `no_crash` is no longer checked)."""
 
@@ -76,8 +108,9 @@ class Fuzzer:
 
     def __init__(self, runtime: Runtime, options: FuzzOptions,
                  designer: DesignerProperties = DesignerProperties(), skills: Any = None,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, stop: StopRequest | None = None):
         self.runtime, self.options, self.designer = runtime, options, designer
+        self.stop = stop or StopRequest()
         self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
         self.space = InputSpace(runtime, options.nlu, self.ends)
         self.nlg = AuditedNLG()
@@ -98,24 +131,28 @@ class Fuzzer:
         started = time.perf_counter()
         checked = [p for p in self.properties() if p != "end_nodes_reachable"]
         found: dict[str, Violation] = {}
-        rounds = 0
-        while checked:
-            rounds += 1
-            self.progress.start_round(rounds)
-            failure = self._round(frozenset(checked))
-            if failure is None:
-                break
-            found[failure.prop] = failure
-            checked.remove(failure.prop)
+        rounds, interrupted = 0, False
+        try:
+            while checked:
+                rounds += 1
+                self.progress.start_round(rounds)
+                failure = self._round(frozenset(checked))
+                if failure is None:
+                    break
+                found[failure.prop] = failure
+                checked.remove(failure.prop)
+        except KeyboardInterrupt:  # Ctrl-C: what was found so far is the report
+            interrupted = True
         self.progress.finish()
-        unreached = self.coverage.unreached_end_nodes()
+        unreached = [] if interrupted else self.coverage.unreached_end_nodes()
         if unreached:
             found["end_nodes_reachable"] = violation(
                 "end_nodes_reachable", f"end node(s) {', '.join(unreached)} never entered in "
                 f"{self.calls} conversations")
         return FuzzReport(self.runtime, self.options, self.properties(), self.designer, found,
                           self.coverage.summary(), (self.calls, self.turns), rounds,
-                          time.perf_counter() - started, self.search.inconclusive, self.ends)
+                          time.perf_counter() - started, self.search.inconclusive, self.ends,
+                          interrupted)
 
     def _round(self, checked: frozenset[str]) -> Violation | None:
         """One hypothesis run; its (shrunk) violation, or None."""
@@ -132,6 +169,7 @@ class Fuzzer:
                   print_blob=False, verbosity=Verbosity.quiet)
         @given(st.data())
         def explore(data: Any) -> None:
+            self.stop.check()
             self.calls += 1
             self.progress.tick()
             try:
@@ -195,6 +233,7 @@ class Fuzzer:
 
     def _step(self, convo: Conversation, call: Any, checked: frozenset[str]) -> None:
         """Run one step on the engine, record it and check the per-step properties."""
+        self.stop.check()
         self.nlg.left_out.clear()
         try:
             result = call()
@@ -420,7 +459,8 @@ def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
             raise FuzzUsageError(str(error)) from None
     if transcripts_dir is not None:
         prepare_directory(transcripts_dir)
-    report = Fuzzer(runtime, options, designer, skills, progress).run()
+    with StopRequest() as stop:
+        report = Fuzzer(runtime, options, designer, skills, progress, stop).run()
     try:
         attach_transcripts(report, ir_path, transcripts_dir, skills)
     except OSError as error:

@@ -32,6 +32,7 @@ import os
 import re
 from typing import Any, NamedTuple
 
+from .files import InputFileError, read_input
 from .fuzz_inputs import UserTurn, transcript_safe
 from .nlg import TemplateNLG, unfilled_placeholders
 
@@ -246,11 +247,9 @@ FORMS_HELP = ("`after intent NAME, the session completes within N turns`, `node 
 def load_properties(path: str, runtime: Any) -> DesignerProperties:
     """Read and check a properties file against the scenario; `PropertiesError` if it fails."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        raise PropertiesError(f"cannot read properties file {path}: "
-                              f"{error.strerror or error}") from None
+        data = read_input(path)
+    except InputFileError as error:
+        raise PropertiesError(f"cannot read properties file {path}: {error.reason}") from None
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:

@@ -83,11 +83,13 @@ class FuzzReport:
 
     def __init__(self, runtime: Any, options: Any, properties: list[str], designer: Any,
                  found: dict[str, Violation], coverage: dict, played: tuple[int, int], rounds: int,
-                 seconds: float, inconclusive: int, end_intents: tuple[str, ...]):
+                 seconds: float, inconclusive: int, end_intents: tuple[str, ...],
+                 interrupted: bool = False):
         self.runtime, self.options, self.properties = runtime, options, properties
         self.designer, self.found, self.coverage = designer, found, coverage
         (self.conversations, self.turns), self.rounds, self.seconds = played, rounds, seconds
         self.inconclusive, self.end_intents = inconclusive, end_intents
+        self.interrupted = interrupted  # Ctrl-C: the report covers the conversations so far
         self.ir_path = ""
         self.transcripts: dict[str, str] = {}  # property -> transcript text
         self.paths: dict[str, str] = {}  # property -> written file
@@ -98,7 +100,8 @@ class FuzzReport:
         return self.runtime.program.name
 
     def exit_status(self) -> int:
-        return 1 if self.found else 0
+        """130 after Ctrl-C (like any interrupted command), 1 on a violation, else 0."""
+        return 130 if self.interrupted else 1 if self.found else 0
 
     def describe(self, name: str) -> tuple[str, str, int | None]:
         """(kind, description, line) of a property."""
@@ -227,7 +230,7 @@ def report_data(report: FuzzReport) -> dict[str, Any]:
             "coverage": report.coverage, "conversations": report.conversations,
             "turns": report.turns,
             "rounds": report.rounds, "livelock_searches_inconclusive": report.inconclusive,
-            "seconds": round(report.seconds, 3),
+            "seconds": round(report.seconds, 3), "interrupted": report.interrupted,
             "examples_per_second": round(rate, 1) if rate else None}
 
 
@@ -255,7 +258,11 @@ def render_human(report: FuzzReport) -> str:
         lines.append(f"note: {report.inconclusive} livelock search(es) ran out of budget "
                      "and were not counted")
     count = len(report.found)
-    lines.append("all properties held" if not count else
+    if report.interrupted:
+        lines.append(f"interrupted (Ctrl-C) after {report.conversations} conversations: "
+                     "✓ means held so far; end_nodes_reachable was not judged")
+    lines.append(("no property violated so far" if report.interrupted else "all properties held")
+                 if not count else
                  f"{count} propert{'y' if count == 1 else 'ies'} violated (rerun with "
                  f"--seed {report.options.seed} to reproduce)")
     return "\n".join(lines)

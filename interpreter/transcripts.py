@@ -43,6 +43,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .files import InputFileError, JSONLimitError, decode_json, read_input
+
 HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus")
 STEP_KEYS = ("bot", "user")
 EXPECT_KEYS = ("nlu", "node", "next", "not-next", "reason", "complete", "slots", "says",
@@ -104,10 +106,9 @@ class Transcript(NamedTuple):
 def load_transcript(path: str) -> Transcript:
     """Read and parse a transcript file; `TranscriptError` if unreadable or malformed."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        raise TranscriptError(path, 0, f"cannot read: {error.strerror or error}") from None
+        data = read_input(path)
+    except InputFileError as error:
+        raise TranscriptError(path, 0, f"cannot read: {error.reason}") from None
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
@@ -264,9 +265,11 @@ def _json_object(key: str, value: str, fail) -> dict:
     """A JSON object, optionally followed by a comment (a `#` inside strings is kept)."""
     text = value.strip()
     try:
-        parsed, end = json.JSONDecoder().raw_decode(text)
+        parsed, end = decode_json(text)
     except json.JSONDecodeError as error:
         raise fail(f"`{key}:` is not valid JSON ({error.msg} at column {error.colno})") from None
+    except JSONLimitError as error:
+        raise fail(f"`{key}:` is JSON that cannot be read: {error}") from None
     rest = text[end:].strip()
     if rest and not rest.startswith("#"):
         raise fail(f"`{key}:` has text after its JSON object: {clip(rest)!r}")
@@ -388,8 +391,12 @@ def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[Tra
         except TranscriptError as error:
             results.append(TranscriptResult(path, error=error))
             continue
-        results.append(run_transcript(transcript, runtime, cache.nlu(runtime, transcript.nlu),
-                                      cache.skills()))
+        try:
+            results.append(run_transcript(transcript, runtime,
+                                          cache.nlu(runtime, transcript.nlu), cache.skills()))
+        except Exception as error:  # noqa: BLE001 - a bug in one must not hide the others
+            results.append(TranscriptResult(path, error=TranscriptError(
+                path, 0, f"internal error: {type(error).__name__}: {error} (please report this)")))
     return results
 
 

@@ -145,10 +145,21 @@ def test_json_line_fields_and_read_nlu():
     e.start("s")
     r = e.turn("s", "아 잠깐만요", {"dialogue_act": "silence", "intent": "made_up"})
     line = r.json_line()
-    assert list(line) == JSON_FIELDS
+    assert list(line) == JSON_FIELDS + ["dropped"]
     assert line["nlu"] == {"intent": None, "dialogue_act": "null", "slots": {},
                            "confidence": 1.0}
     assert line["reason"] == "fallback:not_understood" and line["next_node"] == "greeting"
+    assert line["dropped"] == [{"intent": "made_up", "reason": "undeclared_intent"}]
+
+
+def test_json_line_says_what_it_dropped_and_only_then():
+    e = engine()
+    e.start("s")
+    r = e.turn("s", "음", {"dialogue_act": "shrug", "slots": {"nope": 1}})
+    assert r.json_line()["dropped"] == [
+        {"dialogue_act": "shrug", "reason": "unknown_act"},
+        {"slot": "nope", "value": 1, "reason": "undeclared_slot"}]
+    assert "dropped" not in e.turn("s", "네", {"dialogue_act": "negate"}).json_line()
 
 
 def test_history_records_user_bot_node_reason():
