@@ -66,7 +66,7 @@ KNOWN_ACTS = frozenset(ir.ACTS) | {"negate"}  # negate is read as deny, not drop
 
 
 class TurnResult(msgspec.Struct, omit_defaults=False):
-    """One turn as the CLI reports it; `json_line()` gives exactly the SPEC 7 fields.
+    """One turn as the CLI reports it; `json_line()` gives the SPEC 7 fields (and `dropped`).
     `slots` and `nlu` are made when read (most callers of a turn read neither)."""
 
     turn: int  # session turn number (0: bot-first off, nothing said yet)
