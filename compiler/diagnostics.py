@@ -1,16 +1,20 @@
-"""Diagnostics: the catalogue of codes, the `Diagnostic` record and the collector.
+"""Diagnostics: the catalogue of codes, the `Diagnostic` record, the collector, and the
+did-you-mean hints (`Names`).
 
 Passes report problems here with a code, a JSON pointer and message arguments; they never
 format output. The collector keeps every report (no fail-fast), attaches line and column
 from the source locator once at the end, and sorts by position. All message wording lives
-in `CATALOGUE`, one entry per code.
+in `CATALOGUE`, one entry per code. A did-you-mean looks an unknown name up in the `Names`
+of its kind, built once per compile, at a cost bounded per lookup and per kind.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable
+from itertools import chain, islice
+from typing import Iterable, Sequence
 
 ERROR = "error"
 WARNING = "warning"
@@ -117,8 +121,9 @@ class Diagnostics:
     def warnings(self) -> int:
         return sum(1 for d in self.items if d.severity == WARNING)
 
-    def has_errors(self) -> bool:
-        return any(d.severity == ERROR for d in self.items)
+    def has_errors(self, since: int = 0) -> bool:
+        """Whether an error is among the reports, or among those after the first `since`."""
+        return any(d.severity == ERROR for d in self.items[since:])
 
     def sorted(self) -> list[Diagnostic]:
         def key(d: Diagnostic):
@@ -135,19 +140,155 @@ def printable(text: str | None) -> str | None:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def closest(name: str, candidates: Iterable[str]) -> str | None:
-    """The candidate a misspelled name most likely meant, or None when nothing is close."""
-    if not isinstance(name, str):
-        return None
-    pool = sorted(set(candidates))
-    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
-    if close:
-        return close[0]
-    lowered = {c.lower(): c for c in pool}
-    return lowered.get(name.lower())
+# Did-you-mean. A suggestion is the known name most similar to the unknown one by difflib's
+# ratio (at least SIMILARITY: the answer of `difflib.get_close_matches(name, known, 1, 0.6)`),
+# else the known name equal to it ignoring case. Comparing every unknown name with every known
+# one is quadratic, so the work is bounded per lookup and per kind of name (README, "Diagnostics"):
+SIMILARITY = 0.6
+MAX_COMPARED = 32  # the names of a compatible length are all compared when at most this
+#                    many (then the answer is exactly difflib's over the whole pool) ...
+SHORTLIST = 16  # ... else only this many: those sharing the most trigrams with the unknown name,
+MAX_SCANNED = 1024  # counted over this many trigram index entries, the rarest trigrams first
+MAX_NAME_LENGTH = 100  # a longer name is no identifier's typo: only matched ignoring case
+WORK_BUDGET = 2_000_000  # per pool (one kind of name, one compile), in character steps: an index
+#                    entry read is 1, a quick bound len(a) + len(b), a ratio len(a) * len(b);
+#                    once spent, the names left are only matched ignoring case
+LISTED = 12  # names shown when a hint lists the known ones
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+class Names:
+    """The known names of one kind (node ids, slots, condition fields, the members of one
+    closed set) that an unknown name may be a misspelling of.
+
+    Built once per kind and compile from any iterable (non-strings are left out), then asked
+    for each unknown name: `closest` answers each distinct name once, from the names whose
+    length allows the ratio, narrowed by a trigram index when they are many, within the
+    pool's work budget. It is also the set of its names (`in`, `len`) and lists them, sorted,
+    for a hint (`listing`).
+    """
+
+    def __init__(self, names: Iterable[object], budget: int = WORK_BUDGET) -> None:
+        self.names = sorted({name for name in names if isinstance(name, str)})
+        self._members = frozenset(self.names)
+        self._lowered = {name.lower(): name for name in self.names}  # the last of equal ones wins
+        self._by_length: dict[int, list[str]] = {}
+        for name in self.names:
+            self._by_length.setdefault(len(name), []).append(name)
+        self._windows: dict[int, tuple[frozenset[int], int]] = {}  # by length of unknown name
+        self._trigrams: dict[str, list[str]] | None = None  # built when first needed
+        self._answers: dict[str, str | None] = {}
+        self.budget = budget
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._members
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def listing(self) -> str:
+        """The names for a hint, in sorted order (`name_list`)."""
+        return name_list(self.names)
+
+    def closest(self, name: object) -> str | None:
+        """The name `name` most likely stands for, or None when nothing is close."""
+        if not isinstance(name, str):
+            return None
+        if name not in self._answers:
+            self._answers[name] = self._most_similar(name) or self._lowered.get(name.lower())
+        return self._answers[name]
+
+    def _most_similar(self, name: str) -> str | None:
+        if len(name) > MAX_NAME_LENGTH or self.budget <= 0:
+            return None
+        lengths, count = self._window(len(name))
+        if count <= MAX_COMPARED:
+            compared = [known for length in lengths for known in self._by_length[length]]
+        else:
+            compared = self._sharing_trigrams(name, lengths)
+        match, work = best_match(name, compared)
+        self.budget -= work
+        return match
+
+    def _window(self, name_length: int) -> tuple[frozenset[int], int]:
+        """The lengths a name of `name_length` can be close to, and how many names have them."""
+        if name_length not in self._windows:
+            lengths = frozenset(n for n in self._by_length if _length_allows(n, name_length))
+            self._windows[name_length] = lengths, sum(len(self._by_length[n]) for n in lengths)
+        return self._windows[name_length]
+
+    def _sharing_trigrams(self, name: str, lengths: frozenset[int]) -> list[str]:
+        """Up to SHORTLIST names of an allowed length sharing the most trigrams with `name`,
+        counted over at most MAX_SCANNED index entries, the rarest trigrams' first."""
+        index = self._trigram_index()
+        postings = sorted((index[g] for g in trigrams(name) if g in index), key=len)
+        scanned, room = [], MAX_SCANNED
+        for names in postings:
+            scanned.append(names[:room])
+            room -= len(scanned[-1])
+            if room <= 0:
+                break
+        self.budget -= MAX_SCANNED - room
+        ranked = Counter(chain.from_iterable(scanned)).most_common()  # ties: first scanned first
+        return list(islice((known for known, _ in ranked if len(known) in lengths), SHORTLIST))
+
+    def _trigram_index(self) -> dict[str, list[str]]:
+        if self._trigrams is None:
+            self._trigrams = {}
+            for known in self.names:
+                for gram in trigrams(known):
+                    self._trigrams.setdefault(gram, []).append(known)
+        return self._trigrams
+
+
+def best_match(name: str, candidates: Iterable[str]) -> tuple[str | None, int]:
+    """`difflib.get_close_matches(name, candidates, n=1, cutoff=SIMILARITY)`'s answer (the
+    greatest (ratio, candidate) with a ratio of at least SIMILARITY) and the work it took.
+    A candidate whose quick upper bounds on the ratio cannot reach the best so far is not
+    scored, which changes the cost and never the answer."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(name)
+    best: tuple[float, str] | None = None
+    work = 0
+    for known in candidates:
+        floor = SIMILARITY if best is None else best[0]
+        matcher.set_seq1(known)
+        work += len(name) + len(known)
+        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+            continue
+        work += len(name) * len(known)
+        score = matcher.ratio()
+        if score >= floor and (best is None or (score, known) > best):
+            best = (score, known)
+    return (None if best is None else best[1]), work
+
+
+def name_list(names: Sequence[str], limit: int = LISTED) -> str:
+    """The first `limit` names, and how many there are in all when not every one is shown."""
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def trigrams(name: str) -> set[str]:
+    """The three-character pieces of `name`, with its start and end marked."""
+    padded = f"\0{name}\0"
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def _length_allows(length: int, name_length: int) -> bool:
+    """Whether names of `length` can be SIMILARITY-close to a name of `name_length`: difflib's
+    real_quick_ratio bound, 2 * min / sum (lengths within a factor 7/3 at 0.6)."""
+    total = length + name_length
+    return (2.0 * min(length, name_length) / total if total else 1.0) >= SIMILARITY
+
+
+def closest(name: object, candidates: Names | Iterable[str]) -> str | None:
+    """The candidate a misspelled name most likely meant, or None when nothing is close.
+    `candidates` is a `Names` pool, or a few names (a small pool is made for the one call)."""
+    pool = candidates if isinstance(candidates, Names) else Names(candidates)
+    return pool.closest(name)
+
+
+def did_you_mean(name: object, candidates: Names | Iterable[str]) -> str | None:
     """The hint for a misspelled name, or None when nothing is close."""
     match = closest(name, candidates)
     return f"did you mean '{match}'?" if match else None

@@ -11,6 +11,7 @@ and never escape. `a and b and c` is one flat `And`; parentheses make no nodes.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Tree
@@ -29,6 +30,10 @@ TOKEN_WORDS = {
 _VALUE_TOKENS = frozenset({"STRING", "NUMBER", "TRUE", "FALSE", "NULL", "_LSQB"})
 _CONDITION_START = frozenset({"FIELD", "_NOT", "_LPAR"})
 _COMPOUND_RULES = frozenset({"disjunction", "conjunction", "negated"})
+_SPACE = re.compile(r"[ \t\f\r\n]*")  # what the grammar ignores between tokens (common.WS)
+# A parenthesis, or a string literal up to its closing quote (a backslash escapes any character;
+# an unclosed one runs to the end), for the depth check that comes before parsing.
+_PAREN_OR_STRING = re.compile(r"""[()]|"(?:[^"\\]++|\\[\s\S])*+"?|'(?:[^'\\]++|\\[\s\S])*+'?""")
 
 PARSER = Lark.open(
     str(Path(__file__).with_name("expression.lark")),
@@ -113,23 +118,14 @@ def _repoint(condition: Condition, pointer: str) -> Condition:
 
 def _paren_overflow(text: str) -> int | None:
     """Offset of the first '(' nested deeper than MAX_DEPTH outside string literals."""
-    depth, quote, i = 0, None, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "(":
+    depth = 0
+    for m in _PAREN_OR_STRING.finditer(text):  # a string literal is skipped in one match
+        if m.group() == "(":
             depth += 1
             if depth > MAX_DEPTH:
-                return i
-        elif ch == ")":
+                return m.start()
+        elif m.group() == ")":
             depth -= 1
-        i += 1
     return None
 
 
@@ -166,8 +162,7 @@ def _leaf_position(tree: Tree, pointer: str, text: str) -> Position:
     field_token = tree.children[0]
     if tree.data == "bare":
         return Position(pointer, field_token.start_pos)
-    after_field = field_token.end_pos
-    operator_at = after_field + len(text[after_field:]) - len(text[after_field:].lstrip())
+    operator_at = _SPACE.match(text, field_token.end_pos).end()
     last = tree.children[-1]
     if last is field_token:  # is empty / is not empty: no value
         return Position(pointer, field_token.start_pos, operator_at)

@@ -101,7 +101,8 @@ class Locator:
     Decoding records only where each container starts and ends. The members of a container are
     indexed the first time a pointer goes through it (siblings that are containers are skipped
     in one step thanks to their recorded end), so lookups cost in total at most one more scan of
-    the document, and usually a tiny part of one.
+    the document, and usually a tiny part of one. Likewise the escapes of a string are found the
+    first time a character inside it is asked for, so each further one costs a binary search.
     """
 
     def __init__(self, text: str, root_offset: int, spans: _Spans) -> None:
@@ -110,6 +111,7 @@ class Locator:
         self._spans = spans
         # container start -> {key: (key offset, value offset)} or [element offsets]
         self._members: dict[int, dict | list] = {}
+        self._strings: dict[int, tuple[array, array]] = {}  # string start -> its escapes
         self._lines: _Lines | None = None
 
     def value(self, pointer: str) -> tuple[int, int] | None:
@@ -132,18 +134,29 @@ class Locator:
         start, _, _ = self._walk(pointer)
         if start is None or self._text[start] != '"' or offset < 0:
             return None
-        raw, decoded = start + 1, 0
-        for m in _ESCAPE_OR_QUOTE.finditer(self._text, raw):
-            plain = m.start() - raw  # characters copied verbatim since the last escape
-            if offset < decoded + plain:
-                return self._position(raw + offset - decoded)
-            decoded += plain
-            if offset == decoded:
-                return self._position(m.start())
-            if m.group() == '"':
-                return None
-            decoded, raw = decoded + 1, m.end()
-        return None  # unreachable for a decoded document: every string is closed
+        marks, decoded = self._string_marks(start)
+        k = bisect_left(decoded, offset)  # the first escape (or the close) at or after it
+        if k == len(marks):
+            return None  # past the end of the string
+        # Before mark k the characters are copied verbatim, one raw character each.
+        return self._position(marks[k] - (decoded[k] - offset))
+
+    def _string_marks(self, start: int) -> tuple[array, array]:
+        """For the (valid) string at `start`: the raw offset of each escape and of the closing
+        quote, and how many decoded characters come before each; found once per string."""
+        found = self._strings.get(start)
+        if found is None:
+            marks, decoded = array("q"), array("q")
+            raw, count = start + 1, 0
+            for m in _ESCAPE_OR_QUOTE.finditer(self._text, raw):
+                count += m.start() - raw  # characters copied verbatim since the last escape
+                marks.append(m.start())
+                decoded.append(count)
+                if m.group() == '"':
+                    break
+                count, raw = count + 1, m.end()  # an escape (a surrogate pair too) is one character
+            found = self._strings[start] = marks, decoded
+        return found
 
     def _walk(self, pointer: str) -> tuple[int | None, int | None, int | None]:
         """(value offset or None, deepest existing offset on the path, key offset or None)."""

@@ -48,15 +48,20 @@ def source_excerpt(line: str, number: int, column: int) -> list[str]:
     start = 0
     if len(line) > WINDOW:
         start = max(0, min(column - 1 - WINDOW // 2, len(line) - WINDOW))
-    shown = "".join(ch if ch.isprintable() else " " for ch in line[start:start + WINDOW])
+    shown = line[start:start + WINDOW]
+    if not shown.isprintable():
+        shown = "".join(ch if ch.isprintable() else " " for ch in shown)
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + WINDOW < len(line) else ""
     gutter = f"{number:>5} | "
-    caret_at = display_width(prefix + shown[:max(0, column - 1 - start)])
+    caret_at = display_width(prefix) + display_width(shown[:max(0, column - 1 - start)])
     return [f"{gutter}{prefix}{shown}{suffix}", " " * (len(gutter) - 2) + "| " + " " * caret_at + "^"]
 
 
 def display_width(text: str) -> int:
+    """Terminal cells `text` takes: two for a wide character (Hangul), one for any other."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 

@@ -12,6 +12,7 @@ no nodes at all (reported by the schema) targets and the entry are not checked.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import msgspec
@@ -20,7 +21,7 @@ from interpreter.ir import ACTS, INT_MAX, INT_MIN, fits_int64
 
 from .condition_ast import Condition, leaves
 from .conditions import lower_condition, print_condition
-from .diagnostics import Diagnostics, did_you_mean, join
+from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
@@ -76,7 +77,7 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     nodes = unique_nodes(scenario, diags)
     model = Model(scenario, nodes, [])
     env = condition_env(scenario, [n.node.id for n in nodes])
-    ids = set(model.node_ids)
+    ids = env.names("nodes")
     check_graph_header(scenario, ids, diags)
     for checked in nodes:
         check_node(checked, model, env, ids, diags)
@@ -118,7 +119,7 @@ def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
     return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots)
 
 
-def check_graph_header(scenario: Scenario, ids: set[str], diags: Diagnostics) -> None:
+def check_graph_header(scenario: Scenario, ids: Names, diags: Diagnostics) -> None:
     entry = scenario.graph.entry
     if isinstance(entry, str) and ids and entry not in ids:
         diags.report("E102", f"graph.entry '{entry}' does not name a node", "/graph/entry",
@@ -130,10 +131,10 @@ def check_graph_header(scenario: Scenario, ids: set[str], diags: Diagnostics) ->
                          hint=did_you_mean(act, ACTS) or f"acts: {', '.join(ACTS)}")
 
 
-def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[str],
+def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names,
                diags: Diagnostics) -> None:
     node, path = checked.node, checked.pointer
-    slots = model.scenario.slots
+    slots = env.names("slots")
     for j, name in enumerate(node.collect_slots):
         if name in slots:
             model.used_slots.add(name)
@@ -142,7 +143,7 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[s
     if node.params is not None:  # None: not an object, reported by the schema pass
         check_params(node, path, diags)
     if node.responses is not None and node.params is not None:
-        check_placeholders(node, path, model, diags)
+        check_placeholders(node, path, model, slots, diags)
     for j, raw in enumerate(node.next_nodes):
         transition = check_next_node(raw, join(path, "next_nodes", j), f"next_nodes[{j}]", ids, diags)
         if transition is None:
@@ -157,7 +158,7 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: set[s
                 CheckedTransition(join(path, "default_next"), "default_next", target, None))
 
 
-def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostics):
+def check_next_node(raw, path: str, label: str, ids: Names, diags: Diagnostics):
     """The transition of a `next_nodes` entry, or None when it is unusable (E103/E104)."""
     if raw.target == STAY_SENTINEL:
         diags.report("E013", "target '__stay__' was removed in scenario v2", join(path, "target"),
@@ -181,13 +182,13 @@ def check_next_node(raw, path: str, label: str, ids: set[str], diags: Diagnostic
     return None if target is None else CheckedTransition(path, label, target, None)
 
 
-def resolve_target(name, path: str, ids: set[str], diags: Diagnostics) -> str | None:
+def resolve_target(name, path: str, ids: Names, diags: Diagnostics) -> str | None:
     if not isinstance(name, str) or not ids:  # no nodes at all: reported once, as E012
         return None
     if name in ids:
         return name
     diags.report("E103", f"unknown target node '{name}'", path,
-                 hint=did_you_mean(name, ids) or f"nodes: {', '.join(sorted(ids))}")
+                 hint=did_you_mean(name, ids) or f"nodes: {ids.listing()}")
     return None
 
 
@@ -196,14 +197,15 @@ def attach_condition(transition: CheckedTransition, raw, path: str, model: Model
     """Lower and check `raw`; record usage; mark the transition when the condition failed."""
     if raw is ABSENT or path in diags.rejected:  # none, or missing (reported by the schema pass)
         return
-    before = diags.errors
+    reports_before = len(diags.items)
     lowered = lower_condition(raw, path, diags)
     if lowered is not None:
         record_usage(lowered, model)
         checked = check_condition(lowered, env, diags)
         if checked is not None:
             transition.condition = checked
-    transition.condition_ok = diags.errors == before and transition.condition is not None
+    transition.condition_ok = (not diags.has_errors(since=reports_before)
+                               and transition.condition is not None)
     if transition.condition_ok:
         transition.key = msgspec.json.encode(raw)
         display = model.printed.get(transition.key)
@@ -221,7 +223,8 @@ def record_usage(condition: Condition, model: Model) -> None:
             model.used_intents.update(v for v in values if isinstance(v, str))
 
 
-def check_placeholders(node: NodeDef, path: str, model: Model, diags: Diagnostics) -> None:
+def check_placeholders(node: NodeDef, path: str, model: Model, slots: Names,
+                       diags: Diagnostics) -> None:
     texts = [(("responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
     texts.append((("params", "fallback"), node.params.fallback))
     for where, text in texts:
@@ -230,9 +233,8 @@ def check_placeholders(node: NodeDef, path: str, model: Model, diags: Diagnostic
         text_path = join(path, *where)
         for match in PLACEHOLDER.finditer(text):
             namespace, name = match.groups()
-            if namespace == "slots" and name not in model.scenario.slots:
-                report_undeclared_slot(name, text_path, model.scenario.slots, diags,
-                                       string_offset=match.start())
+            if namespace == "slots" and name not in slots:
+                report_undeclared_slot(name, text_path, slots, diags, string_offset=match.start())
             elif namespace == "slots":
                 model.used_slots.add(name)
             elif node.params.skill is None:
@@ -241,7 +243,7 @@ def check_placeholders(node: NodeDef, path: str, model: Model, diags: Diagnostic
                              string_offset=match.start())
 
 
-def report_undeclared_slot(name, path: str, slots: dict, diags: Diagnostics,
+def report_undeclared_slot(name, path: str, slots: Names, diags: Diagnostics,
                            string_offset: int | None = None) -> None:
     diags.report("E105", f"undeclared slot '{name}'", path, string_offset=string_offset,
                  hint=did_you_mean(name, slots) or "declare it under \"slots\"")
@@ -317,13 +319,14 @@ def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
         if not values:
             problems.append(("values" if values is not None else "", "enum slot needs a non-empty 'values' list"))
         elif len(set(values)) != len(values):
-            dupes = sorted({v for v in values if values.count(v) > 1})
+            dupes = sorted(value for value, count in Counter(values).items() if count > 1)
             problems.append(("values", f"duplicate enum values: {', '.join(dupes)}"))
+        members = Names(values or ())
         for member in slot.synonyms:
-            if values and member not in values:
+            if values and member not in members:
                 problems.append((f"synonyms/{_escape_key(member)}",
                                  f"synonyms for '{member}', which is not a member"
-                                 f"{_hint_suffix(member, values)}"))
+                                 f"{_hint_suffix(member, members)}"))
     else:
         if values is not None:
             problems.append(("values", f"'values' is only for enum slots, not {kind}"))
@@ -366,6 +369,6 @@ def regex_error(pattern: str) -> str | None:
     return None
 
 
-def _hint_suffix(name: str, candidates) -> str:
+def _hint_suffix(name: str, candidates: Names) -> str:
     hint = did_you_mean(name, candidates)
     return f" ({hint})" if hint else ""

@@ -87,7 +87,8 @@ def _nnf(c: Condition, negate: bool):
 
 
 def _dnf(c) -> list[list] | None:
-    """List of conjunctions (lists of leaves), or None past the size cap."""
+    """List of conjunctions (lists of leaves, each list new and owned by the caller), or
+    None past the size cap."""
     if isinstance(c, Or):
         out: list[list] = []
         for item in c.items:
@@ -102,11 +103,13 @@ def _dnf(c) -> list[list] | None:
         out = [[]]
         for item in c.items:
             part = _dnf(item)
-            if part is None:
+            if part is None or len(out) * len(part) > MAX_CONJUNCTIONS:
                 return None
-            out = [a + b for a in out for b in part]
-            if len(out) > MAX_CONJUNCTIONS:
-                return None
+            if len(part) == 1:  # the usual item, a leaf: extended in place, so a long `and` is linear
+                for conjunction in out:
+                    conjunction.extend(part[0])
+            else:
+                out = [a + b for a in out for b in part]
         return out
     return [[c]]
 

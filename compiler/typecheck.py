@@ -22,11 +22,11 @@ an expression string, its offset in the string so the caret lands on the leaf.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
-from compiler.diagnostics import Diagnostics, did_you_mean, join
+from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
 from interpreter.ir import (
     ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SKILL_STATUSES, fits_int64,
 )
@@ -112,18 +112,43 @@ class ConditionEnv:
     intents: tuple[str, ...]
     nodes: tuple[str, ...]
     slots: dict[str, SlotType]
+    # (kind, slot) -> the names of that kind, for membership and did-you-mean; built on first use
+    _names: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def names(self, kind: str, slot: str | None = None) -> Names:
+        """The names of one kind, built once per environment (so once per compile): "fields",
+        "slots", or a closed set of `FieldType.domain` ("slot_values" of `slot`)."""
+        key = (kind, slot)
+        if key not in self._names:
+            self._names[key] = Names(self._names_of(kind, slot))
+        return self._names[key]
+
+    def _names_of(self, kind: str, slot: str | None):
+        if kind == "fields":
+            return known_fields(self)
+        if kind == "slots":
+            return self.slots
+        if kind == "slot_values":
+            return self.slots[slot].values
+        return _domain_members(kind, self)
 
 
 @dataclass(frozen=True)
 class FieldType:
     """The type of a condition field: `kind` (a VALUE_TYPES entry), the members of an enum,
     whether it may be null, and which closed set the members come from (`domain`:
-    "intents", "acts", "nodes", "skill_status", "slot_values", or None when not an enum)."""
+    "intents", "acts", "nodes", "skill_status", "slot_values", or None when not an enum).
+    `names` holds the members as the environment's `Names` (set lookups, did-you-mean)."""
 
     kind: str
     members: tuple[str, ...] = ()
     nullable: bool = False
     domain: str | None = None
+    names: Names | None = field(default=None, compare=False, repr=False)
+
+    def member_names(self) -> Names:
+        """`names`, or (for a type made without an environment) a pool of `members`."""
+        return self.names if self.names is not None else Names(self.members)
 
 
 def field_type(name: str, env: ConditionEnv) -> FieldType | None:
@@ -132,11 +157,14 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
         _, kind, domain, nullable = FIXED_FIELDS[FIELD_INDEX[name]]
         if domain == "nodes" and not env.nodes:  # the node list was rejected (E012): unknown
             return FieldType(UNKNOWN, (), True, None)
-        return FieldType(kind, _domain_members(domain, env), nullable, domain)
+        names = env.names(domain) if domain else None
+        return FieldType(kind, _domain_members(domain, env), nullable, domain, names)
     if name.startswith("slots.") and name[len("slots."):] in env.slots:
-        slot = env.slots[name[len("slots."):]]
+        slot_name = name[len("slots."):]
+        slot = env.slots[slot_name]
         if slot.value_type == "enum":
-            return FieldType("enum", tuple(slot.values), True, "slot_values")
+            return FieldType("enum", tuple(slot.values), True, "slot_values",
+                             env.names("slot_values", slot_name))
         return FieldType(slot.value_type, (), True, None)  # an unfilled slot reads as null
     return None
 
@@ -237,9 +265,9 @@ def _resolve_field(name: str, env: ConditionEnv) -> FieldType:
         return ftype
     if isinstance(name, str) and name.startswith("slots."):
         slot = name[len("slots."):]
-        hint = did_you_mean(slot, env.slots) or HINT["declare_slot"]
+        hint = did_you_mean(slot, env.names("slots")) or HINT["declare_slot"]
         raise _Problem("E201", MSG["undeclared_slot"].format(field=name, slot=slot), hint)
-    hint = did_you_mean(name, known_fields(env)) or HINT["fields"]
+    hint = did_you_mean(name, env.names("fields")) or HINT["fields"]
     raise _Problem("E201", MSG["unknown_field"].format(field=name), hint)
 
 
@@ -328,7 +356,7 @@ def _check_member(leaf: Leaf, ftype: FieldType, value):
     if kind == "boolean" and isinstance(value, bool):
         return value
     if kind == "enum" and isinstance(value, str):
-        if value in ftype.members:
+        if value in ftype.member_names():
             return value
         raise _not_member(leaf, ftype, value)
     raise _wrong_type(leaf, EXPECTED_WORDS.get(kind, kind), value, ftype)
@@ -364,7 +392,7 @@ def _storable(leaf: Leaf, value: int | float) -> int | float:
 def _not_member(leaf: Leaf, ftype: FieldType, value: str) -> _Problem:
     slot = leaf.field[len("slots."):]
     message = MSG["not_member"][ftype.domain].format(value=value, slot=slot)
-    hint = did_you_mean(value, ftype.members)
+    hint = did_you_mean(value, ftype.member_names())
     if hint is None and not ftype.members and ftype.domain == "intents":
         hint = HINT["declare_intent"]
     elif hint is None and ftype.members:
@@ -373,7 +401,7 @@ def _not_member(leaf: Leaf, ftype: FieldType, value: str) -> _Problem:
 
 
 def _members_hint(ftype: FieldType) -> str:
-    return HINT["members"].format(what=DOMAIN_WORDS[ftype.domain], members=_list_words(ftype.members))
+    return HINT["members"].format(what=DOMAIN_WORDS[ftype.domain], members=name_list(ftype.members))
 
 
 def _wrong_type(leaf: Leaf, expected: str, value, ftype: FieldType | None = None) -> _Problem:
@@ -408,8 +436,3 @@ def _show(value) -> str:
         return print_value(value)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _list_words(members: tuple[str, ...], limit: int = 12) -> str:
-    shown = ", ".join(members[:limit])
-    return shown + (f", ... ({len(members)} in all)" if len(members) > limit else "")

@@ -167,7 +167,7 @@ def test_strict_turns_a_warning_into_failure(mgc, tmp_path):
     assert (report["errors"], report["warnings"]) == (0, 1)
     assert report["diagnostics"][0]["severity"] == WARNING
     out = tmp_path / "w.ir"
-    out.write_bytes(b"stale")
+    out.write_bytes(b"MGIR stale")  # an IR file (only those are removed)
     strict = mgc("compile", "--strict", case, "-o", out)
     assert strict.returncode == 1 and "warning[W405]" in strict.stderr
     assert not out.exists(), "a failed --strict compile must remove the stale output"
