@@ -2,7 +2,8 @@
 
 In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), and back
 (`decode_ir`), which checks magic, format version and integrity and raises `IRError` with
-one clear line on a truncated, corrupted, foreign or newer file.
+one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
+what mgc would never write.
 
 File layout (format 2): the magic `MGIR`, the format version as two big-endian bytes, then
 one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
@@ -12,12 +13,23 @@ the source map in two columns (the labels, then one blob of pointers and display
 
 Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
 body, decodes the program header, slots, intents, global transitions, the node directory and
-the source labels, and checks every program-level index (entry, closing acts, global targets
-and sources). A node is decoded and its indices checked (targets, sources, slots) the first
-time it is read from `Program.nodes` (a `NodeList`); the source pointers and display texts
-the first time an entry is read from `Program.source_map` (a `SourceMap`). With the checksum
-verified, a node can only fail those checks in a hand-made file; `decode_ir(data, verify=True)`
-or `check_all` decodes and checks everything at once.
+the source labels, and checks what is read without a node (`check_program`): every
+program-level index (entry, closing acts, global targets and sources), the directory's
+executor kinds, the slots' value types, that the intents' patterns compile, and the global
+conditions. A node is decoded and checked (`check_node`: targets, sources, slots, executor
+kind, end flag and its conditions) the first time it is read from `Program.nodes` (a
+`NodeList`); the source pointers and display texts the first time an entry is read from
+`Program.source_map` (a `SourceMap`). With the checksum verified, a node can only fail those
+checks in a hand-made file; `decode_ir(data, verify=True)` or `check_all` decodes and checks
+everything at once. Every failure is an `IRError` whose one line names the part and what is
+wrong with it.
+
+A condition is checked as the compiler's type check would have it (`check_condition`), against
+the program's field table (`field_types`): at most `MAX_CONDITION_DEPTH` and/or/not levels,
+a known operator that applies to the field's kind (`operator_applies`: ordering operators
+need a number field, `contains` a text field), and a literal of the field's type (an index in
+range for an interned enum, a member for a string enum, a non-empty list of them for `in`,
+none for `is_empty`).
 
 Names are interned: a node, slot, intent or dialogue act is an index into `Program.nodes`,
 `Program.slots`, `Program.intents` or `ACTS`. Conditions are nested lists of opcodes:
@@ -27,17 +39,22 @@ Names are interned: a node, slot, intent or dialogue act is an index into `Progr
 
 where `operator` indexes `OPERATORS`, `field` indexes the field table (`FIXED_FIELDS`, then
 one field per slot, `SLOT_FIELD_BASE + slot index`) and `value` is the literal with intent,
-act and node names replaced by their indices (slot enum members stay strings).
+act and node names replaced by their indices (skill statuses and slot enum members stay
+strings).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
+import json
+import math
+import re
 import struct
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -66,6 +83,18 @@ OPERATORS: tuple[str, ...] = (
     "is_empty", "is_not_empty", "contains",
 )
 OP_AND, OP_OR, OP_NOT, OP_LEAF = 0, 1, 2, 3
+# And/or/not levels allowed above a leaf: the compiler's limit (E206), so every condition a
+# loaded program holds can be walked recursively.
+MAX_CONDITION_DEPTH = 64
+
+# Which operator applies to which kind of value, and what its literal is: the type rules of
+# conditions, one table for the IR checks here (the compiler's type check says the same).
+VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email")
+ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
+LIST_OPERATORS = frozenset({"in", "not_in"})  # a non-empty list of members
+NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})  # no literal (null)
+NUMERIC_KINDS = frozenset({"integer", "number"})  # what ordering operators apply to
+TEXT_KINDS = frozenset({"string", "email"})  # what `contains` applies to
 
 EXECUTOR_GENERAL, EXECUTOR_TASK, EXECUTOR_SKILL = 0, 1, 2
 EXECUTOR_NAMES = ("general", "task", "skill")
@@ -98,6 +127,18 @@ FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
 )
 FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
 SLOT_FIELD_BASE = len(FIXED_FIELDS)
+# Enum domains whose literals (and facts) are indices: an intent, act or node index. The other
+# enums (skill.status, enum slots) keep their members as strings.
+INTERNED_DOMAINS = frozenset({"intents", "acts", "nodes"})
+
+
+def operator_applies(operator: str, kind: str) -> bool:
+    """Whether `operator` (an `OPERATORS` name) applies to a field of value kind `kind`."""
+    if operator in ORDERING_OPERATORS:
+        return kind in NUMERIC_KINDS
+    if operator == "contains":
+        return kind in TEXT_KINDS
+    return True
 
 
 class IRError(Exception):
@@ -284,50 +325,297 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
         body = _BODY.decode(envelope.body)
     except msgspec.DecodeError:
         raise IRError("IR body does not match this mgi's format; recompile with `mgc compile`") from None
-    check_program(body)
+    except RecursionError:  # a condition nested thousands deep: too deep to read at all
+        raise IRError(f"IR body is nested too deeply to read (a condition may have at most "
+                      f"{MAX_CONDITION_DEPTH} levels); recompile with `mgc compile`") from None
+    nodes = NodeList(body)
+    check_program(body, nodes.fields)
     program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
-                      nodes=NodeList(body), source_map=SourceMap(body.source_labels,
-                                                                 body.source_texts))
+                      nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts))
     if verify:
         check_all(program)
     return envelope, program
 
 
-def check_program(body: Body) -> None:
-    """Every program-level index the runtime follows points somewhere (one line naming the
-    first bad one); a node's own indices are checked when it is decoded (`check_node`)."""
-    n_nodes, n_sources = len(body.nodes), len(body.source_labels)
-    if not len(body.node_ids) == len(body.node_executors) == n_nodes:
-        raise IRError("IR node directory does not match its nodes; recompile with `mgc compile`")
-    if len(set(body.node_ids)) != n_nodes:
-        raise IRError("IR node directory repeats a node id; recompile with `mgc compile`")
-    if not 0 <= body.entry < n_nodes:
-        raise IRError(f"IR entry index {body.entry} is out of range; recompile with `mgc compile`")
+def _error(where: str, problem: str) -> IRError:
+    """The one line for a bad part of an IR file: `IR <where> <problem>; recompile ...`."""
+    return IRError(f"IR {where} {problem}; recompile with `mgc compile`")
+
+
+def check_program(body: Body, fields: Sequence[FieldType]) -> None:
+    """Everything the runtime reads without decoding a node is usable (one line naming the
+    first bad part): the node directory, every program-level index (entry, closing acts,
+    global targets and sources), the slots' value types, the intents' patterns and the global
+    conditions (against `fields`); a node's own contents are checked when it is decoded
+    (`check_node`)."""
+    _check_directory(body)
+    if not 0 <= body.entry < len(body.nodes):
+        raise _error(f"entry index {body.entry}", "is out of range")
     for act in body.closing_acts:
         if not 0 <= act < len(ACTS):
-            raise IRError(f"IR closing act {act} is out of range; recompile with `mgc compile`")
-    for g in body.global_transitions:
-        _check_transition("global", g, n_nodes, n_sources, may_stay=False)
+            raise _error(f"closing act {act}", "is out of range")
+    for slot in body.slots:
+        _check_slot(slot)
+    for intent in body.intents:
+        intent_patterns(intent)
+    for i, g in enumerate(body.global_transitions):
+        problem = _transition_problem(g, len(body.nodes), len(body.source_labels), fields, False)
+        if problem is not None:
+            raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
+                         problem)
+
+
+def _check_directory(body: Body) -> None:
+    """One id and one known executor kind per node, no id twice."""
+    n_nodes = len(body.nodes)
+    if not len(body.node_ids) == len(body.node_executors) == n_nodes:
+        raise _error("node directory", "does not match its nodes")
+    if len(set(body.node_ids)) != n_nodes:
+        raise _error("node directory", "repeats a node id")
+    if not set(body.node_executors) <= _EXECUTORS:
+        i = next(i for i, kind in enumerate(body.node_executors) if kind not in _EXECUTORS)
+        raise _error(f"node {i} ({_name(body.node_ids[i])})",
+                     f"has executor kind {body.node_executors[i]}, not one of "
+                     f"0..{len(EXECUTOR_NAMES) - 1} ({', '.join(EXECUTOR_NAMES)})")
+
+
+def _check_slot(slot: Slot) -> None:
+    if slot.value_type not in VALUE_TYPES:
+        raise _error(f"slot {_name(slot.name)}", f"has value type {_shown(slot.value_type)}, "
+                     f"not one of {', '.join(VALUE_TYPES)}")
+
+
+def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
+    """The intent's `patterns` compiled as the rules NLU matches them (case-insensitive; `re`
+    keeps them cached), or `IRError` naming the intent."""
+    try:
+        return tuple(re.compile(pattern, re.IGNORECASE) for pattern in intent.patterns)
+    except (re.error, OverflowError, RecursionError, ValueError) as error:
+        message = "nested too deeply" if isinstance(error, RecursionError) else \
+            str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise _error(f"intent {_name(intent.name)}",
+                     f"has an invalid pattern ({message})") from None
 
 
 def check_node(node: Node, index: int, nodes: NodeList) -> None:
-    """The node at `index` is the one the directory names, and its indices point somewhere."""
+    """The node at `index` is the one the directory names (so its executor kind is known), its
+    end flag is known, its indices point somewhere and its conditions are well formed and
+    typed (`check_condition`)."""
     if node.id != nodes.ids[index] or node.executor != nodes.executors[index]:
-        raise IRError(f"IR node {index} ({nodes.ids[index]}) does not match the node directory; "
-                      "recompile with `mgc compile`")
+        raise _error(f"node {index} ({_name(nodes.ids[index])})",
+                     "does not match the node directory")
+    if node.end not in _END_FLAGS:
+        raise _error(f"node {_name(node.id)}", f"has end flag {node.end}, not one of "
+                     f"0..{len(END_NAMES) - 1} (none, explicit, inferred)")
     for t in node.transitions:
-        _check_transition(node.id, t, len(nodes), nodes.source_count, may_stay=True)
+        problem = _transition_problem(t, len(nodes), nodes.source_count, nodes.fields, True)
+        if problem is not None:
+            raise _error(f"transition in node {_name(node.id)}", problem)
     for s in (*node.collect_slots, *node.required_slots):
         if not 0 <= s < nodes.slot_count:
-            raise IRError(f"IR node {node.id} names slot index {s}; recompile")
+            raise _error(f"node {_name(node.id)}", f"names slot index {s}")
 
 
-def _check_transition(where: str, t: Transition | GlobalTransition, n_nodes: int,
-                      n_sources: int, may_stay: bool) -> None:
+_EXECUTORS = frozenset(range(len(EXECUTOR_NAMES)))
+_END_FLAGS = frozenset(range(len(END_NAMES)))
+
+
+def _transition_problem(t: Transition | GlobalTransition, n_nodes: int, n_sources: int,
+                        fields: Sequence[FieldType], may_stay: bool) -> str | None:
+    """What is wrong with a transition's target, source entry or condition (None: nothing)."""
     if not (may_stay and t.target == STAY) and not 0 <= t.target < n_nodes:
-        raise IRError(f"IR transition in {where} targets index {t.target}; recompile")
+        return f"targets index {t.target}"
     if not 0 <= t.source < n_sources:
-        raise IRError(f"IR transition in {where} has no source entry; recompile")
+        return "has no source entry"
+    return check_condition(t.condition, fields)
+
+
+# --- conditions -----------------------------------------------------------------------------
+
+
+class FieldType(NamedTuple):
+    """What a condition may do with one field of a program's field table (`field_types`):
+    the operators that apply to `kind`, and literals of that kind, or null when `nullable`.
+    `members` is how many indices an interned enum has (`INTERNED_DOMAINS`) or the strings of
+    a string enum (`skill.status`, an enum slot); None for the other kinds."""
+
+    name: str
+    kind: str  # a VALUE_TYPES entry
+    nullable: bool
+    domain: str | None  # a FIXED_FIELDS domain, "slot_values" or None
+    members: int | frozenset[str] | None
+
+
+def field_types(slots: Sequence[Slot], intent_count: int,
+                node_count: int) -> tuple[FieldType, ...]:
+    """The field table of a program, by field index: `FIXED_FIELDS`, then one per slot (an
+    unfilled slot reads as null)."""
+    return (*_fixed_field_types(intent_count, node_count), *map(_slot_field, slots))
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_field_types(intent_count: int, node_count: int) -> tuple[FieldType, ...]:
+    members = {"intents": intent_count, "acts": len(ACTS), "nodes": node_count,
+               "skill_status": frozenset(SKILL_STATUSES)}
+    return tuple(FieldType(name, kind, nullable, domain, members.get(domain))
+                 for name, kind, domain, nullable in FIXED_FIELDS)
+
+
+def _slot_field(slot: Slot) -> FieldType:
+    if slot.value_type == "enum":
+        return FieldType("slots." + slot.name, "enum", True, "slot_values", frozenset(slot.values))
+    return FieldType("slots." + slot.name, slot.value_type, True, None, None)
+
+
+def check_condition(condition: Any, fields: Sequence[FieldType]) -> str | None:
+    """What is wrong with an opcode tree (None when nothing is; None itself is "always"):
+    its shape (`_shape_problem`), its depth (at most `MAX_CONDITION_DEPTH` and/or/not levels)
+    and every leaf against `fields` (`_leaf_problem`). Walked level by level, never recursing."""
+    level, depth = [condition] if condition is not None else [], 0
+    while level:
+        below = []
+        for c in level:
+            op = c[0] if type(c) is list and c else None
+            if op == OP_LEAF and type(op) is int and len(c) == 4:
+                problem = _leaf_problem(c, fields)
+                if problem is not None:
+                    return problem
+            elif op == OP_NOT and type(op) is int and len(c) == 2 and depth < MAX_CONDITION_DEPTH:
+                below.append(c[1])
+            elif (op == OP_AND or op == OP_OR) and type(op) is int and len(c) == 2 and \
+                    type(c[1]) is list and c[1] and depth < MAX_CONDITION_DEPTH:
+                below += c[1]
+            else:
+                shape = _shape_problem(c)
+                if shape is not None:
+                    return f"has a malformed condition ({shape})"
+                return f"has a condition nested more than {MAX_CONDITION_DEPTH} levels deep"
+        level, depth = below, depth + 1
+    return None
+
+
+def _shape_problem(c: Any) -> str | None:
+    """What makes `c` no opcode list: [OP_LEAF, operator, field, value], [OP_NOT, c] or
+    [OP_AND or OP_OR, non-empty list]."""
+    if type(c) is not list or not c:
+        return f"{_shown(c)} where an opcode list belongs"
+    op = c[0]
+    if type(op) is not int or op not in (OP_AND, OP_OR, OP_NOT, OP_LEAF):
+        return f"unknown opcode {_shown(op)}"
+    if len(c) != (4 if op == OP_LEAF else 2):
+        return f"opcode {op} with {len(c) - 1} operands"
+    if op in (OP_AND, OP_OR) and (type(c[1]) is not list or not c[1]):
+        return f"{'and' if op == OP_AND else 'or'} over {_shown(c[1])}, not a non-empty list"
+    return None
+
+
+def _leaf_problem(leaf: list, fields: Sequence[FieldType]) -> str | None:
+    """What is wrong with one `[OP_LEAF, operator, field, value]` (None when nothing is): the
+    field and operator exist, the operator applies to the field's kind (`operator_applies`)
+    and the literal is of the field's type (`_literal_expected`)."""
+    _, operator, field, value = leaf
+    if type(field) is not int or not 0 <= field < len(fields):
+        return f"has a condition that reads unknown field index {_shown(field)}"
+    if type(operator) is not int or not 0 <= operator < len(OPERATORS):
+        return f"has a condition that uses unknown operator {_shown(operator)}"
+    name, ftype = OPERATORS[operator], fields[field]
+    if not operator_applies(name, ftype.kind):
+        rule = "ordering operators need" if name in ORDERING_OPERATORS else f"{name} needs"
+        kinds = NUMERIC_KINDS if name in ORDERING_OPERATORS else TEXT_KINDS
+        return (f"compares {_name(ftype.name)} ({ftype.kind}) with {name}; {rule} a field of "
+                f"kind {' or '.join(sorted(kinds))}")
+    expected = _literal_expected(name, ftype, value)
+    if expected is not None:
+        return f"compares {_name(ftype.name)} with {name} {_shown(value)}; it needs {expected}"
+    return None
+
+
+def _literal_expected(operator: str, ftype: FieldType, value: Any) -> str | None:
+    """None when `value` is a literal `operator` can compare a field of type `ftype` with,
+    else what it should be, in words."""
+    if operator == "equals" or operator == "not_equals":
+        return None if _is_member(ftype, value) else _member_words(ftype)
+    if operator in NO_VALUE_OPERATORS:
+        return None if value is None else "no value"
+    if operator in ORDERING_OPERATORS:
+        whole = ftype.kind != "integer" or type(value) is int
+        return None if whole and _is_number(value) else _KIND_WORDS[ftype.kind]
+    if operator == "contains":
+        return None if type(value) is str else "a string"
+    if type(value) is list and value and all(_is_member(ftype, v) for v in value):
+        return None  # in, not_in: the last operators of OPERATORS
+    return "a non-empty list, each item " + _member_words(ftype)
+
+
+def _is_member(ftype: FieldType, value: Any) -> bool:
+    """Whether `value` is one value of the field (`equals`, an item of `in`)."""
+    if value is None:
+        return ftype.nullable
+    kind = ftype.kind
+    if kind in TEXT_KINDS:
+        return type(value) is str
+    if kind == "integer":
+        return type(value) is int and fits_int64(value)
+    if kind == "number":
+        return _is_number(value)
+    if kind == "boolean":
+        return type(value) is bool
+    if ftype.domain in INTERNED_DOMAINS:
+        return type(value) is int and 0 <= value < ftype.members
+    return type(value) is str and value in ftype.members
+
+
+def _is_number(value: Any) -> bool:
+    """An int that fits in 64 bits or a finite float (a bool is not a number)."""
+    if type(value) is int:
+        return fits_int64(value)
+    return type(value) is float and math.isfinite(value)
+
+
+_KIND_WORDS = {"string": "a string", "email": "a string", "integer": "a whole number",
+               "number": "a number", "boolean": "true or false"}
+
+
+def _member_words(ftype: FieldType) -> str:
+    """One value of the field, in words (for `equals` and the items of `in`)."""
+    if ftype.kind == "enum" and not ftype.members:  # only null can be compared with
+        why = "the program declares no intents" if ftype.domain == "intents" else \
+            f"{_name(ftype.name)} has no values"
+        return f"null ({why})"
+    if ftype.domain in INTERNED_DOMAINS:
+        words = f"an index into its {ftype.members} {ftype.domain}"
+    elif ftype.kind == "enum":
+        shown = sorted(ftype.members)
+        words = "one of " + ", ".join(map(_shown, shown[:6])) + (", ..." if len(shown) > 6 else "")
+    else:
+        words = _KIND_WORDS[ftype.kind]
+    return words + (" or null" if ftype.nullable else "")
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A literal for a message, on one short line whatever it holds: strings as JSON (ASCII
+    escapes unless printable: no line breaks), containers described, never printed (they may
+    be nested thousands deep)."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return f"a map of {len(value)}"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=not value.isprintable())
+    elif value is None or isinstance(value, bool):
+        text = json.dumps(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _name(text: str) -> str:
+    """A node, slot, intent or transition name for a message: as it is when plain, else as a
+    literal (`_shown`)."""
+    return text if _NAME.fullmatch(text) else _shown(text)
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.]+")
 
 
 def check_all(program: Program) -> None:
@@ -384,15 +672,17 @@ class _ReadOnlySequence(Sequence):
 
 class NodeList(_ReadOnlySequence):
     """`Program.nodes` of a decoded program: each `Node` decoded from its blob and checked
-    (`check_node`) the first time it is read, then kept. `ids` and `executors` (the node
-    directory) are at hand without decoding anything."""
+    (`check_node`, its conditions against `fields`, the program's field table) the first time
+    it is read, then kept. `ids` and `executors` (the node directory) are at hand without
+    decoding anything."""
 
-    __slots__ = ("ids", "executors", "slot_count", "source_count", "_blobs", "_nodes")
+    __slots__ = ("ids", "executors", "slot_count", "source_count", "fields", "_blobs", "_nodes")
 
     def __init__(self, body: Body):
         self.ids: list[str] = body.node_ids
         self.executors: list[int] = body.node_executors
         self.slot_count, self.source_count = len(body.slots), len(body.source_labels)
+        self.fields = field_types(body.slots, len(body.intents), len(body.nodes))
         self._blobs = body.nodes
         self._nodes: list[Node | None] = [None] * len(body.nodes)
 
@@ -412,10 +702,14 @@ class NodeList(_ReadOnlySequence):
         try:
             node = _NODE.decode(self._blobs[index])
         except msgspec.DecodeError:
-            raise IRError(f"IR node {index} ({self.ids[index]}) does not match this mgi's format; "
-                          "recompile with `mgc compile`") from None
-        check_node(node, index, self)
-        return node
+            problem = "does not match this mgi's format"
+        except RecursionError:  # a condition nested thousands deep: too deep to read at all
+            problem = (f"is nested too deeply to read (a condition may have at most "
+                       f"{MAX_CONDITION_DEPTH} levels)")
+        else:
+            check_node(node, index, self)
+            return node
+        raise _error(f"node {index} ({_name(self.ids[index])})", problem)
 
 
 class SourceMap(_ReadOnlySequence):

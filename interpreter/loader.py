@@ -5,12 +5,15 @@ Out: a `Runtime` whose conditions are compiled into closures over resolved field
 literal values (no eval, no text), one `NodeTable` per node (routes, gates, end flag) and one
 `GlobalRoute` per global transition, so a turn does no name lookups beyond the node id kept
 in the state.
-After `load_program`: the file's magic, version and checksum, and every program-level index
-(entry, closing acts, global transitions), have been checked; unreadable files included, any
-problem is an `ir.IRError` with one line for the user, never another exception. Node tables
-are built lazily: at load a table holds its index and id only, and the first read of any other
-slot decodes the node, checks its indices, compiles its conditions and fills every slot (an
-`IRError` then, from a hand-made file only: the checksum held). `Runtime.check_all()` (or
+After `load_program`: the file's magic, version and checksum, every program-level index
+(entry, closing acts, global transitions), the node directory, the slots' value types, the
+intents' patterns and the global conditions have been checked (`ir.check_program`);
+unreadable files included, any problem is an `ir.IRError` with one line for the user, never
+another exception. Node tables are built lazily: at load a table holds its index and id only,
+and the first read of any other slot decodes and checks the node (`ir.check_node`: indices,
+executor kind, end flag, and every condition's shape, depth and operator and literal types
+against the field table), compiles its conditions and fills every slot (an `IRError` then,
+from a hand-made file only: the checksum held). `Runtime.check_all()` (or
 `load_program(path, verify=True)`) builds and checks everything at once.
 
 A condition closure takes the turn's *facts*: a list laid out like the field table
@@ -28,6 +31,7 @@ from itertools import repeat
 from typing import Any, Callable, Sequence
 
 from . import ir
+from .files import InputFileError, read_input
 from .slots import SlotRule, compile_slot_rules
 
 Test = Callable[[list], bool]
@@ -252,14 +256,9 @@ def load_program(path: str | os.PathLike, verify: bool = False) -> Runtime:
 
 def _read(path: str | os.PathLike) -> bytes:
     try:
-        name = os.fspath(path)  # not an int: open() would take it for a file descriptor
-        with open(name, "rb") as handle:
-            return handle.read()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise IRError(f"cannot read IR file {name}: {reason}") from None
-    except (TypeError, ValueError) as error:
-        raise IRError(f"cannot read IR file {path!r}: {error}") from None
+        return read_input(path)
+    except InputFileError as error:
+        raise IRError(f"cannot read IR file {path}: {error.reason}") from None
 
 
 def _inconsistent(error: Exception) -> IRError:
@@ -272,7 +271,10 @@ def _inconsistent(error: Exception) -> IRError:
 
 
 def compile_condition(condition: Any, field_count: int) -> Test | None:
-    """A closure `facts -> bool` for an opcode tree; None (always) stays None."""
+    """A closure `facts -> bool` for an opcode tree; None (always) stays None. The tree of a
+    decoded program was checked when its node was (`ir.check_condition`: at most
+    `ir.MAX_CONDITION_DEPTH` levels, so this recursion is shallow, and literals of their
+    field's type, so no comparison raises); a shape that cannot be compiled is an `IRError`."""
     if condition is None:
         return None
     if not isinstance(condition, (list, tuple)) or not condition:

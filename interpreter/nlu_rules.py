@@ -320,10 +320,7 @@ class _IntentMatcher:
         self.by_gate: dict[str, list[tuple[int, _Example]]] = {}
         self.ungated: list[tuple[int, _Example]] = []
         for order, intent in enumerate(intents):
-            try:
-                compiled = tuple(re.compile(p, re.IGNORECASE) for p in intent.patterns)
-            except re.error as error:
-                raise ValueError(f"intent '{intent.name}': invalid pattern: {error}") from None
+            compiled = ir.intent_patterns(intent)  # checked when the IR was loaded
             if compiled:
                 self.patterns.append((order, compiled))
             for example in (_Example(e) for e in intent.examples if normalise(e)):

@@ -14,12 +14,20 @@ Conditions are written with names (`eq`, `ne`, `gt`, `ge`, `lt`, `le`, `isin`, `
 the compiler does: intents, acts and node ids become indices, slot values stay as written.
 End nodes are inferred like the compiler's graph analysis: `terminal=True` is explicit,
 no outgoing target (next_nodes targets or default_next; `stay` makes no edge) is inferred.
+
+Hand-made files (a valid checksum over any contents): `body_tree(program)` is the body as
+plain data to change at will, `forge(tree)` the IR bytes of such a tree.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import struct
+import sys
 from typing import Any
+
+import msgspec
 
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not
 from interpreter import ir
@@ -255,3 +263,37 @@ def object_form(condition) -> dict:
         return {"not": object_form(condition.item)}
     return {"and" if isinstance(condition, And) else "or":
             [object_form(item) for item in condition.items]}
+
+
+# --- hand-made files ------------------------------------------------------------------------
+# A hand-made IR file is one whose checksum holds while its contents are anything at all: what
+# a tool other than mgc, or a person with a MessagePack editor, could write. A node blob and
+# the source texts are MessagePack values inside the body (`msgspec.Raw`), so the body reads
+# back as plain data with them in place.
+
+BODY_FIELDS = tuple(f.name for f in msgspec.structs.fields(ir.Body))
+
+
+def body_tree(program: ir.Program) -> dict[str, Any]:
+    """`program`'s body as plain lists, dicts and scalars, by `ir.Body` field name."""
+    return dict(zip(BODY_FIELDS, msgspec.msgpack.decode(ir.encode_body(program))))
+
+
+def forge(tree: dict[str, Any], recursion_limit: int = 10_000) -> bytes:
+    """IR bytes holding `tree` (from `body_tree`, changed at will; a missing field is left
+    out) under a valid checksum. A tree deeper than the default recursion limit allows is
+    encoded under `recursion_limit`."""
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, recursion_limit))
+    try:
+        body = msgspec.msgpack.encode([tree[name] for name in BODY_FIELDS if name in tree])
+    finally:
+        sys.setrecursionlimit(old_limit)
+    envelope = ir.Envelope("test", "0" * 64, hashlib.sha256(body).hexdigest(), body)
+    return struct.pack(">4sH", ir.MAGIC, ir.FORMAT_VERSION) + msgspec.msgpack.encode(envelope)
+
+
+def position(record: type, field: str) -> int:
+    """Where `field` of an IR record (`ir.Node`, `ir.Transition`, ...) sits in its encoded
+    array (records are encoded as arrays, fields in declaration order)."""
+    return [f.name for f in msgspec.structs.fields(record)].index(field)

@@ -345,7 +345,7 @@ def test_a_null_act_with_an_intent_is_inform():
 
 def test_an_invalid_intent_pattern_is_reported_at_construction():
     program = _program("p", [], [ir.Intent("broken", patterns=["(unclosed"])], [_node("n", [])])
-    with pytest.raises(ValueError, match="intent 'broken'"):
+    with pytest.raises(ir.IRError, match="intent broken has an invalid pattern"):
         RulesNLU(program)
 
 
