@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from interpreter import patterns
 from interpreter.ir import ACTS, INT_MAX, INT_MIN, fits_int64
 
 from .condition_ast import Condition, leaves
@@ -293,24 +294,29 @@ def skill_args_problems(args: dict) -> list[tuple[str, str]]:
 def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
     for name, intent in scenario.intents.items():
         for i, pattern in enumerate(intent.patterns):
-            error = regex_error(pattern)
-            if error:
-                diags.report("E012", f"invalid regex: {error}", join("/intents", name, "patterns", i),
-                             hint="fix the regular expression (Python `re` syntax)")
+            found = regex_error(pattern, patterns.INTENT)
+            if found is None:
+                continue
+            diags.report("E012", f"invalid regex: {found.message}" if found.invalid else found.message,
+                         join("/intents", name, "patterns", i),
+                         hint="fix the regular expression (Python `re` syntax)" if found.invalid
+                         else found.hint)
 
 
 def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
     for name, slot in scenario.slots.items():
-        for key, message in slot_problems(slot):
+        for key, message, *hint in slot_problems(slot):
             diags.report("E106", message, join("/slots", name) + (f"/{key}" if key else ""),
                          at_key=key.startswith("synonyms/"),
-                         hint=f"see the slot table in the README for '{slot.value_type}' slots")
+                         hint=hint[0] if hint else
+                         f"see the slot table in the README for '{slot.value_type}' slots")
 
 
-def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
-    """(field, message) for every E106 problem of one slot definition. A definition whose
-    type or members the schema pass rejected (None) is not judged again."""
-    problems: list[tuple[str, str]] = []
+def slot_problems(slot: SlotDef) -> list[tuple]:
+    """(field, message) or (field, message, hint) for every E106 problem of one slot
+    definition. A definition whose type or members the schema pass rejected (None) is not
+    judged again."""
+    problems: list[tuple] = []
     kind = slot.value_type
     if kind is None or slot.values is None:
         return problems
@@ -336,7 +342,7 @@ def slot_problems(slot: SlotDef) -> list[tuple[str, str]]:
     return problems
 
 
-def bound_problems(slot: SlotDef) -> list[tuple[str, str]]:
+def bound_problems(slot: SlotDef) -> list[tuple]:
     kind, problems = slot.value_type, []
     for key in ("min", "max"):
         if getattr(slot, key) is not None and kind not in NUMERIC:
@@ -352,8 +358,11 @@ def bound_problems(slot: SlotDef) -> list[tuple[str, str]]:
     if slot.min_length is not None and slot.max_length is not None and slot.min_length > slot.max_length:
         problems.append(("min_length", f"min_length ({slot.min_length}) is greater than "
                                        f"max_length ({slot.max_length})"))
-    if slot.pattern is not None and regex_error(slot.pattern):
-        problems.append(("pattern", f"invalid pattern: {regex_error(slot.pattern)}"))
+    found = regex_error(slot.pattern, patterns.SLOT) if slot.pattern is not None else None
+    if found is not None and found.invalid:
+        problems.append(("pattern", f"invalid pattern: {found.message}"))
+    elif found is not None:
+        problems.append(("pattern", found.message, found.hint))
     return problems
 
 
@@ -361,12 +370,11 @@ def _escape_key(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def regex_error(pattern: str) -> str | None:
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError) as error:
-        return str(error)
-    return None
+def regex_error(pattern: str, use: patterns.Use) -> patterns.Problem | None:
+    """Why `pattern` cannot be used as `use` says (not a regex, or a matching time that
+    could grow too fast), or None; the rule is `interpreter.patterns`', so that the loader
+    refuses the same patterns in a hand-made IR file."""
+    return patterns.problem(pattern, use)
 
 
 def _hint_suffix(name: str, candidates: Names) -> str:

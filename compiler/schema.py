@@ -1,6 +1,6 @@
 """Scenario schema (v2) as msgspec Structs, and the decoder that reports every problem.
 
-In: the scenario file's bytes. Out: a `Scenario` (possibly with damaged parts replaced by
+In: the scenario file's text. Out: a `Scenario` (possibly with damaged parts replaced by
 neutral values) plus diagnostics E001, E002, E010-E013, each with a JSON pointer.
 
 Valid input takes the fast path: one typed `msgspec.json.decode`. When that fails, the
@@ -8,6 +8,13 @@ document is decoded untyped and converted element by element (`convert_struct`),
 every unknown, missing or mistyped field is reported, not only the first. A field that
 fails keeps a neutral value so that later passes see the element (a node with a bad `name`
 still exists: references to it do not cascade into unknown-target errors).
+
+Text that is no valid Unicode: a JSON escape of a lone surrogate (`"\\udfff"`) decodes to a
+string no encoder accepts (the IR, the JSON report). A text with such an escape skips the
+fast path; `without_lone_surrogates` scans every string and key of the decoded value once,
+reports each that holds one (E012, at the escape), replaces it by U+FFFD and rejects its
+pointer, so later passes never see a surrogate nor report the place again. Last,
+`metadata.name` must be one line of text (`interpreter.names`, E012).
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ import msgspec
 from msgspec import Meta
 
 from interpreter.ir import DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN, INT_RANGE_HINT, fits_int64
+from interpreter.names import NAME_RULE, name_problem
 
-from .diagnostics import Diagnostics, closest, join
+from .diagnostics import Diagnostic, Diagnostics, closest, join
 
 NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
@@ -147,13 +155,31 @@ _INVALID = object()  # the text is not JSON (distinct from a JSON null)
 
 def decode_scenario(text: str, diags: Diagnostics) -> Scenario | None:
     """The scenario in `text`, or None when the document is unusable (E001/E002)."""
-    try:
-        return msgspec.json.decode(text, type=Scenario)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        pass
+    scenario = _decode(text, diags)
+    if scenario is not None and isinstance(scenario.metadata, Metadata):
+        check_name(scenario.metadata.name, diags)
+    return scenario
+
+
+def check_name(name: Any, diags: Diagnostics) -> None:
+    """E012 for a `metadata.name` that is not one line of printable text."""
+    found = name_problem(name) if isinstance(name, str) else None
+    if found is not None:
+        offset, char = found
+        diags.report("E012", f"metadata.name contains {char}, so it is not one line of text",
+                     "/metadata/name", hint=NAME_RULE, string_offset=offset)
+
+
+def _decode(text: str, diags: Diagnostics) -> Scenario | None:
+    if not _SURROGATE_ESCAPE.search(text):  # only an escape can make a lone surrogate
+        try:
+            return msgspec.json.decode(text, type=Scenario)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            pass
     raw = _decode_untyped(text, diags)
     if raw is _INVALID:
         return None
+    raw = without_lone_surrogates(raw, text, diags)
     if not isinstance(raw, dict) or not raw:
         kind = "an empty object" if raw == {} else f"{_json_kind(raw)}"
         diags.report("E002", f"the top level is {kind}; a scenario is a JSON object",
@@ -177,6 +203,87 @@ def _decode_untyped(text: str, diags: Diagnostics) -> Any:
         return _INVALID
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE_HINT = "remove the escape (a surrogate is only valid as half of a pair)"
+
+
+def without_lone_surrogates(raw: Any, text: str, diags: Diagnostics) -> Any:
+    """`raw` (decoded from `text`, changed in place) with every lone surrogate replaced by
+    U+FFFD. Each string or key that held one is reported once (E012) at its first escape,
+    under a pointer that shows the surrogate as its escape, and the cleaned pointer is
+    rejected (with that of the condition it is part of), so nothing reports it again."""
+    holder = [raw]
+    found: list[tuple] = []  # (stack entry, offset in the string or None for a key, surrogate)
+    stack: list[tuple] = [(holder, 0, None, None)]  # (container, key, written key, parent)
+    while stack:
+        entry = stack.pop()
+        container, key = entry[0], entry[1]
+        value = container[key]
+        if isinstance(value, str):
+            first = _SURROGATE.search(value)
+            if first is not None:
+                found.append((entry, first.start(), first.group()))
+                container[key] = _SURROGATE.sub("\ufffd", value)
+        elif isinstance(value, list):
+            stack.extend((value, i, i, entry) for i in range(len(value)))
+        elif isinstance(value, dict):
+            stack.extend(_members(value, entry, found))
+    if found:
+        _report_surrogates(found, text, diags)
+    return holder[0]
+
+
+def _members(value: dict, parent: tuple, found: list) -> list[tuple]:
+    """Stack entries for the members of `value`, its keys cleaned of surrogates first."""
+    if not any(_SURROGATE.search(k) for k in value):
+        return [(value, k, k, parent) for k in value]
+    items = list(value.items())
+    value.clear()
+    entries = []
+    for written, member in items:
+        first = _SURROGATE.search(written)
+        key = written if first is None else _SURROGATE.sub("\ufffd", written)
+        value[key] = member
+        entries.append((value, key, written, parent))
+        if first is not None:
+            found.append((entries[-1], None, first.group()))
+    return entries
+
+
+def _report_surrogates(found: list[tuple], text: str, diags: Diagnostics) -> None:
+    from .jsonpos import decode_with_positions  # only for a file with a surrogate
+
+    locator = decode_with_positions(text)[1]
+    for entry, offset, char in found:
+        written, cleaned = _pointers(entry)
+        place = locator.key(written) if offset is None else locator.string_char(written, offset)
+        line, column = place or locator.nearest(written)
+        what = "name" if offset is None else "text"
+        diags.extend([Diagnostic(
+            "E012", f"{what} contains a lone surrogate \\u{ord(char):04x}, which is not valid "
+            "Unicode text", _visible(written), SURROGATE_HINT, line, column)])
+        diags.rejected.add(cleaned)
+        segments = cleaned.split("/")
+        if "condition" in segments:  # a condition with a surrogate is not judged further
+            diags.rejected.add("/".join(segments[:segments.index("condition") + 1]))
+
+
+def _pointers(entry: tuple) -> tuple[str, str]:
+    """(as written, cleaned) JSON pointers of a stack entry of `without_lone_surrogates`."""
+    written, cleaned = [], []
+    while entry[3] is not None:
+        written.append(entry[2])
+        cleaned.append(entry[1])
+        entry = entry[3]
+    return join("", *reversed(written)), join("", *reversed(cleaned))
+
+
+def _visible(pointer: str) -> str:
+    """`pointer` with each surrogate written as its JSON escape, so that it can be printed."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", pointer)
+
+
 def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -> Any:
     """`raw` converted to `struct_type`, reporting every problem; never raises."""
     if not isinstance(raw, dict):
@@ -187,7 +294,7 @@ def convert_struct(raw: Any, struct_type: type, path: str, diags: Diagnostics) -
     values: dict[str, Any] = {}
     meant = set()  # fields an unknown key stands for: their absence is already reported
     for key in raw:
-        if key not in fields:
+        if key not in fields and join(path, key) not in diags.rejected:  # a surrogate: reported
             meant.add(_report_unknown_key(key, fields, join(path, key), diags))
     for name, info in fields.items():
         if name in raw:
@@ -216,6 +323,8 @@ def _report_unknown_key(key: str, fields: dict, path: str, diags: Diagnostics) -
 def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> Any:
     """Convert one field value; Structs, lists and dicts of Structs go element by element."""
     base = _strip_annotated(annotation)
+    if isinstance(raw, str) and diags.rejected and path in diags.rejected:
+        return raw if _takes_text(base) else _neutral(base)  # held a surrogate: reported
     if isinstance(base, type) and issubclass(base, msgspec.Struct):
         return convert_struct(raw, base, path, diags)
     origin, args = typing.get_origin(base), typing.get_args(base)
@@ -248,6 +357,10 @@ def _convert_value(raw: Any, annotation: Any, path: str, diags: Diagnostics) -> 
         diags.report("E012", "value nested too deeply", path)
         diags.rejected.add(path)
         return _neutral(base)
+
+
+def _takes_text(annotation: Any) -> bool:
+    return annotation is str or str in typing.get_args(annotation) or annotation is Any
 
 
 def _placeholder(struct_type: type) -> Any:

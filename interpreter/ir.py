@@ -58,6 +58,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from . import patterns
+from .names import name_problem
+
 MAGIC = b"MGIR"
 FORMAT_VERSION = 2
 # MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
@@ -344,11 +347,14 @@ def _error(where: str, problem: str) -> IRError:
 
 def check_program(body: Body, fields: Sequence[FieldType]) -> None:
     """Everything the runtime reads without decoding a node is usable (one line naming the
-    first bad part): the node directory, every program-level index (entry, closing acts,
+    first bad part): the scenario's name (one line of text), the node directory, every
+    program-level index (entry, closing acts,
     global targets and sources), the slots' value types, the intents' patterns and the global
     conditions (against `fields`); a node's own contents are checked when it is decoded
     (`check_node`)."""
     _check_directory(body)
+    if name_problem(body.name) is not None:
+        raise _error(f"scenario name {_shown(body.name)}", f"contains {name_problem(body.name)[1]}")
     if not 0 <= body.entry < len(body.nodes):
         raise _error(f"entry index {body.entry}", "is out of range")
     for act in body.closing_acts:
@@ -386,10 +392,12 @@ def _check_slot(slot: Slot) -> None:
 
 
 def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
-    """The intent's `patterns` compiled as the rules NLU matches them (case-insensitive; `re`
-    keeps them cached), or `IRError` naming the intent."""
+    """The intent's `patterns` compiled as the rules NLU matches them (`patterns.INTENT`:
+    case-insensitive, refused when their matching time is not bounded; `re` keeps them
+    cached), or `IRError` naming the intent."""
     try:
-        return tuple(re.compile(pattern, re.IGNORECASE) for pattern in intent.patterns)
+        return tuple(patterns.compile_pattern(pattern, patterns.INTENT)  # bounded time
+                     for pattern in intent.patterns)
     except (re.error, OverflowError, RecursionError, ValueError) as error:
         message = "nested too deeply" if isinstance(error, RecursionError) else \
             str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -15,7 +15,8 @@ How each part is read (word tables and word-form readers live in `nlu_lexicon`):
           (skipped, the rest decides); a question ("?" ending the text, a question ending, a
           question word); goodbye; a leading "no"; thanks; greeting; a leading "yes"; only
           noise (fillers, jamo runs, keyboard mashing) -> null; anything else -> inform.
-  intent  per declared intent, the best of: a `patterns` regex; an example equal to, or
+  intent  per declared intent, the best of: a `patterns` regex (searched in the first
+          `patterns.MAX_SEARCH_CHARS` characters); an example equal to, or
           contained in, the utterance (spacing ignored in Korean, whole words in English);
           every word stem of an example opening some utterance word, Korean endings tolerated;
           a character-bigram Dice overlap. Negated matches ("그만하지 마") do not count.
@@ -40,7 +41,7 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
-from . import ir
+from . import ir, patterns
 from . import nlu_lexicon as lex
 from .nlu import NLUResult
 
@@ -290,10 +291,13 @@ class _Example:
         return 0.8 * dice if dice >= MIN_BIGRAM_DICE else 0.0
 
 
-def _pattern_score(patterns: tuple[re.Pattern, ...], raw: str) -> float:
-    for pattern in patterns:
-        for match in pattern.finditer(raw):
-            if match.group(0).strip() and not _raw_span_negated(raw, match.start(), match.end()):
+def _pattern_score(regexes: tuple[re.Pattern, ...], raw: str) -> float:
+    """1.0 when a pattern matches a non-blank, non-negated span of the utterance's first
+    `patterns.MAX_SEARCH_CHARS` characters (what bounds the matching time), else 0.0."""
+    text = patterns.searched(raw)
+    for regex in regexes:
+        for match in regex.finditer(text):
+            if match.group(0).strip() and not _raw_span_negated(text, match.start(), match.end()):
                 return 1.0
     return 0.0
 
@@ -334,7 +338,7 @@ class _IntentMatcher:
         """The best-scoring declared intent and its score, or (None, 0.0); ties go to the first."""
         compact = spaced.replace(" ", "")
         text_bigrams = _bigrams(compact)
-        scores = {order: _pattern_score(patterns, raw) for order, patterns in self.patterns}
+        scores = {order: _pattern_score(regexes, raw) for order, regexes in self.patterns}
         fuzzy = None
         for order, example in self._candidates(text_bigrams):
             score = scores.get(order, 0.0)

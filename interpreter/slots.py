@@ -16,6 +16,8 @@ Decisions where the SPEC is silent:
 - enum: a member, or a member spelled in another case (stored as declared).
 - string and email: text, stripped; an empty string is "nothing heard" (dropped as null).
 - email: one `@`, no spaces, a dot in the domain; `pattern` and length bounds also apply.
+- pattern: a full match, tried on at most `patterns.MAX_VALUE_CHARS` characters: a longer
+  value is refused (`pattern`), so that the matching time stays bounded (`patterns`).
 - confirm: a pending confirmation is resolved by the next understood turn: `affirm` stores the
   new value, `deny` keeps the old one, any other understood act drops the offer (the old value
   stays, since the user did not agree); a silent or not-understood turn leaves it pending so
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from . import ir
+from . import ir, patterns
 from .state import PendingConfirmation, unstorable_at
 
 if TYPE_CHECKING:
@@ -62,10 +64,11 @@ class SlotRule:
         self.min, self.max = slot.min, slot.max
         self.min_length, self.max_length = slot.min_length, slot.max_length
         try:
-            self.pattern = re.compile(slot.pattern) if slot.pattern is not None else None
-        except re.error as error:
-            raise ir.IRError(f"slot {slot.name!r} has an invalid pattern ({error}); "
-                             "recompile with `mgc compile`") from None
+            self.pattern = None if slot.pattern is None else \
+                patterns.compile_pattern(slot.pattern, patterns.SLOT)
+        except patterns.PatternError as error:
+            raise ir.IRError(f"slot {slot.name!r} has an invalid pattern ({error}); fix it "
+                             "and recompile with `mgc compile`") from None
         self.on_conflict = slot.on_conflict
         self.slot = slot
 
@@ -124,8 +127,8 @@ def _check_text(rule: SlotRule, text: str) -> tuple[bool, Any, str]:
         return False, text, "min_length"
     if rule.max_length is not None and len(text) > rule.max_length:
         return False, text, "max_length"
-    if rule.pattern is not None and not rule.pattern.fullmatch(text):
-        return False, text, "pattern"
+    if rule.pattern is not None and not patterns.fullmatches(rule.pattern, text):
+        return False, text, "pattern"  # a text over patterns.MAX_VALUE_CHARS included
     return True, text, ""
 
 

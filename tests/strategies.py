@@ -184,6 +184,9 @@ plain_text = st.text(_plain_alphabet, max_size=20)
 any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 _short_text = st.sampled_from(
     ["", "안녕하세요", "Hello.", "식사는 하셨어요?", "a \"quoted\" line", "tab\tnew\nline"]) | any_text
+# A scenario name is one line of text (`interpreter.names`): no control character or line separator.
+scenario_names = st.sampled_from(["", "안녕하세요", "Hello.", "a \"quoted\" name", "a / b #1"]) | st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=20)
 node_ids = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
 _id_stems = st.sampled_from(["n", "node_", "greeting", "meal_check", "_", "N", "closing", "step"])
 # Slot names usable after `slots.` in an expression: one FIELD segment, unicode letters.
@@ -764,7 +767,7 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
     if gts or _one_in(draw, 6):
         graph["global_transitions"] = gts
 
-    scenario: dict[str, Any] = {"metadata": {"name": draw(_short_text)}}
+    scenario: dict[str, Any] = {"metadata": {"name": draw(scenario_names)}}
     for key, strategy in (("language", st.sampled_from(["ko", "en", "ja-JP"])), ("version", _short_text),
                           ("description", _short_text)):
         if _one_in(draw, 2):

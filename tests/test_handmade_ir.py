@@ -223,6 +223,15 @@ def test_a_name_with_a_line_break_stays_on_one_line(tmp_path):
     assert message.startswith(r'IR node 1 ("two\nlines\u2028here") does not match the node ')
 
 
+def test_a_scenario_name_that_is_not_one_line_is_refused_at_load(tmp_path):
+    """`mgi fuzz --transcripts` writes the name into a comment line: it must stay one line."""
+    body = tree()
+    body["name"] = "senimate\nscenario: other"
+    message = one_line(lambda: load_program(written(tmp_path, forge(body))))
+    assert message.startswith(r'IR scenario name "senimate\nscenario: other" contains the '
+                              "control character U+000A")
+
+
 def test_a_slot_of_an_unknown_value_type_is_one_line_at_load(tmp_path):
     body = tree()
     body["slots"][0][position(ir.Slot, "value_type")] = "date"
@@ -235,7 +244,7 @@ def test_a_slot_of_an_unknown_value_type_is_one_line_at_load(tmp_path):
 @pytest.mark.parametrize("pattern,fragment", [
     ("(unclosed", "missing ), unterminated subpattern at position 0"),
     ("a{99999999999}", "the repetition number is too large"),
-    ("(" * 3000 + ")" * 3000, "(nested too deeply)"),
+    ("(" * 3000 + ")" * 3000, "nested too deeply)"),
 ])
 def test_an_invalid_intent_pattern_is_one_line_at_load_naming_the_intent(tmp_path, pattern,
                                                                         fragment):
