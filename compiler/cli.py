@@ -12,7 +12,9 @@ import sys
 
 import click
 
-from interpreter import files, ir, streams
+from interpreter import files, ir
+
+from interpreter.cli import streams
 
 from . import __version__
 from .driver import (CompileResult, UsageError, check_file, refuse_same_file, remove_stale,

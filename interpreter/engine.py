@@ -26,11 +26,11 @@ from msgspec.structs import replace
 from . import ir
 from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
 from .loader import Runtime
-from .nlg import NLG, RenderContext, TemplateNLG
-from .nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
+from .wording.nlg import NLG, RenderContext, TemplateNLG
+from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
 from .routing import MOVE, Decision, RoutingError, opening_decision, route_turn
-from .sessions import MemorySessionStore, SessionStore
-from .skills import SkillRegistry
+from .stores.sessions import MemorySessionStore, SessionStore
+from .skills.registry import SkillRegistry
 from .state import HISTORY_LIMIT, DialogueState, append_history, unstorable_at
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from . import ir
-from .skills import SkillContext, SkillRegistry, run_skill
+from .skills.registry import SkillContext, SkillRegistry, run_skill
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime

@@ -36,7 +36,7 @@ from msgspec.structs import replace
 from . import ir
 from .executors import ExecutorOutcome, missing_slots
 from .loader import NodeTable, Runtime, display_value
-from .nlu import NLUResult
+from .understanding.nlu import NLUResult
 from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots
 from .state import DialogueState
 

@@ -32,7 +32,7 @@ import msgspec
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not
 from interpreter import ir
 from interpreter.loader import Runtime
-from interpreter.nlu import NLUResult
+from interpreter.understanding.nlu import NLUResult
 
 _SYMBOLS = {"equals": "==", "not_equals": "!=", "greater_than": ">", "greater_or_equal": ">=",
             "less_than": "<", "less_or_equal": "<=", "in": "in", "not_in": "not in",

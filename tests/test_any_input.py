@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from compiler.cli import main as mgc_main
 from conftest import ROOT, examples
-from interpreter.cli import main as mgi_main
+from interpreter.cli.main import main as mgi_main
 
 SENIMATE = (ROOT / "scenarios" / "senimate.json").read_bytes()
 TRANSCRIPT = (ROOT / "tests" / "transcripts" / "senimate_001_free_talk_stays.transcript").read_bytes()

@@ -165,7 +165,7 @@ def test_valid_scenario_facts_describe_the_declarations(scenario):
 def test_turn_sequences_are_lines_mgi_accepts(drawn):
     """The contract of `turn_sequences` for interpreter properties: every turn is a `--json` line
     that `mgi run --json` (scripted NLU or not) reads without a usage error."""
-    from interpreter.cli import parse_turn
+    from interpreter.cli.main import parse_turn
 
     _scenario, turns = drawn
     for turn in turns:

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from interpreter.engine import (Engine, EngineError, SessionComplete, SessionExists,
                                 SessionNotFound, TurnResult, UnknownNode)
-from interpreter.nlu import NLUResult, ScriptedNLU
+from interpreter.understanding.nlu import NLUResult, ScriptedNLU
 from interpreter.routing import route_turn
 from interpreter.state import DialogueState
 

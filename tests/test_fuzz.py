@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 
 from compiler.driver import check_file
-from interpreter.fuzz import EscapeSearch, Fuzzer, FuzzOptions, FuzzUsageError, run_fuzz
-from interpreter.fuzz_inputs import InputSpace, end_intents, transcript_safe
-from interpreter.fuzz_properties import PropertiesError, parse_properties, said_fragment
-from interpreter.fuzz_report import (Progress, counterexample_transcript, render_human,
+from interpreter.fuzz.runner import EscapeSearch, Fuzzer, FuzzOptions, FuzzUsageError, run_fuzz
+from interpreter.fuzz.inputs import InputSpace, end_intents, transcript_safe
+from interpreter.fuzz.properties import PropertiesError, parse_properties, said_fragment
+from interpreter.fuzz.report import (Progress, counterexample_transcript, render_human,
                                      report_data)
 from interpreter.loader import load_program
-from interpreter.nlg import unfilled_placeholders
-from interpreter.transcripts import parse_transcript, run_transcript
+from interpreter.wording.nlg import unfilled_placeholders
+from interpreter.transcripts.run import parse_transcript, run_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAWS = ROOT / "tests" / "fuzz_scenarios"
@@ -67,7 +67,7 @@ def fuzz(ir: Path, examples: int = 100, **options):
 
 
 def mgi(*args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert "Traceback" not in done.stderr, done.stderr
     return done
@@ -239,9 +239,9 @@ def test_run_fuzz_refuses_bad_options_before_exploring(senimate):
 
 
 def test_mgi_start_up_does_not_import_hypothesis():
-    code = ("import sys, interpreter.cli as c; c.build_parser(); "
+    code = ("import sys, interpreter.cli.main as c; c.build_parser(); "
             "print(sorted(m for m in sys.modules "
-            "if m.startswith(('hypothesis', 'interpreter.fuzz'))))")
+            "if m.startswith(('hypothesis', 'interpreter.fuzz.runner'))))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
@@ -272,7 +272,7 @@ def test_livelock_search(irs):
 def test_inputs_are_transcript_lines_and_valid_nlu_results(senimate):
     from hypothesis import given, settings, strategies as st
 
-    from interpreter.nlu import nlu_result
+    from interpreter.understanding.nlu import nlu_result
 
     space = InputSpace(senimate, ends=end_intents(senimate))
 

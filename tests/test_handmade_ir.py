@@ -22,9 +22,9 @@ from compiler.driver import check_source
 from compiler.render import dot, inspect_data, inspect_text, mermaid
 from interpreter import ir
 from interpreter.engine import Engine, EngineError
-from interpreter.fuzz import FuzzOptions, run_fuzz
+from interpreter.fuzz.runner import FuzzOptions, run_fuzz
 from interpreter.loader import load_program
-from interpreter.nlu_rules import RulesNLU
+from interpreter.understanding.rules import RulesNLU
 
 from conftest import ROOT, examples, run_mgc
 from irkit import body_tree, forge, position, senimate_like
@@ -346,7 +346,7 @@ COMMANDS = {
 
 
 def _mgi(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
                           input=stdin, capture_output=True, text=True, encoding="utf-8",
                           errors="replace", timeout=120)
 

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from interpreter.engine import Engine, EngineError, SessionComplete
 from interpreter.routing import evaluations
-from interpreter.sessions import MemorySessionStore
+from interpreter.stores.sessions import MemorySessionStore
 from interpreter.state import decode_state, decode_state_json, encode_state, encode_state_json
 from oracle import Oracle
 from strategies import valid_scenarios

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from interpreter.llm_client import (Budget, ChatClient, LLMBadResponse, LLMConfigError,
+from interpreter.llm.client import (Budget, ChatClient, LLMBadResponse, LLMConfigError,
                                     LLMError, LLMJournal, LLMRejected, LLMSettings, LLMTimeout,
                                     LLMUnavailable, LLMUnreachable, _retry_after_seconds, endpoint,
                                     settings_from)

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from interpreter.console import render_turn
+from interpreter.cli.console import render_turn
 from interpreter.engine import Engine
-from interpreter.llm_client import ChatClient, LLMJournal, LLMSettings
-from interpreter.nlg import RenderContext, TemplateNLG
-from interpreter.nlg_llm import LLMNLG
-from interpreter.nlu_llm import LLMNLU
-from interpreter.nlu_rules import RulesNLU
+from interpreter.llm.client import ChatClient, LLMJournal, LLMSettings
+from interpreter.wording.nlg import RenderContext, TemplateNLG
+from interpreter.llm.nlg import LLMNLG
+from interpreter.llm.nlu import LLMNLU
+from interpreter.understanding.rules import RulesNLU
 
 from llm_server import Reply, nlu_answer, reference_runtime
 

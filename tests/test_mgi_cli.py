@@ -55,7 +55,7 @@ def mgi(*args: str, stdin: str | bytes = b"", env: dict | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess:
     """`mgi ARGS...` in a child process with `stdin` piped; asserts it never shows a traceback."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    done = subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
                           input=data, capture_output=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
     out = subprocess.CompletedProcess(done.args, done.returncode,
@@ -365,7 +365,7 @@ def test_mgi_never_imports_the_compiler(tmp_path, senimate):
     script.write_text("네 좋아요\n", encoding="utf-8")
     code = (
         "import sys, io, contextlib\n"
-        "import interpreter.cli as cli\n"
+        "import interpreter.cli.main as cli\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         f"    try: cli.main(['run', {senimate!r}, '--script', {str(script)!r}])\n"
         "    except SystemExit as done: assert done.code == 0, done.code\n"
@@ -379,12 +379,12 @@ def test_mgi_never_imports_the_compiler(tmp_path, senimate):
 
 
 def test_importing_the_cli_loads_no_engine():
-    code = ("import sys, interpreter.cli\n"
+    code = ("import sys, interpreter.cli.main\n"
             "print(sorted(m for m in sys.modules if m.startswith('interpreter.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     # files and streams import only os, stat and sys
-    assert done.stdout.strip() == ("['interpreter.cli', 'interpreter.console', "
-                                   "'interpreter.files', 'interpreter.streams']")
+    assert done.stdout.strip() == ("['interpreter.cli.main', 'interpreter.cli.console', "
+                                   "'interpreter.files', 'interpreter.cli.streams']")
 
 
 # --- the terminal ---------------------------------------------------------------------------
@@ -399,7 +399,7 @@ def spawn_on_terminal(home: Path, ir: str) -> tuple[int, int]:
         try:
             os.environ["HOME"] = str(home)
             os.chdir(ROOT)
-            os.execv(sys.executable, [sys.executable, "-m", "interpreter.cli", "run", ir])
+            os.execv(sys.executable, [sys.executable, "-m", "interpreter.cli.main", "run", ir])
         finally:
             os._exit(127)
     return pid, fd

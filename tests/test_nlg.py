@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from interpreter.engine import Engine
-from interpreter.nlg import MESSAGES, fill_placeholders
+from interpreter.wording.nlg import MESSAGES, fill_placeholders
 
 from irkit import SILENT, ProgramBuilder, eq, nlu
 

@@ -11,11 +11,11 @@ import pytest
 from interpreter import ir
 from interpreter.engine import Engine
 from interpreter.executors import missing_slots
-from interpreter.llm_client import ChatClient, LLMJournal, LLMOutcome, LLMSettings
-from interpreter.llm_prompts import SITUATIONS, nlg_messages, nlg_parts, situation
-from interpreter.nlg import RenderContext, TemplateNLG
-from interpreter.nlg_llm import MAX_REPLY_CHARS, EmptyAnswer, LLMNLG, reply_text
-from interpreter.nlu import NLUResult
+from interpreter.llm.client import ChatClient, LLMJournal, LLMOutcome, LLMSettings
+from interpreter.llm.prompts import SITUATIONS, nlg_messages, nlg_parts, situation
+from interpreter.wording.nlg import RenderContext, TemplateNLG
+from interpreter.llm.nlg import MAX_REPLY_CHARS, EmptyAnswer, LLMNLG, reply_text
+from interpreter.understanding.nlu import NLUResult
 from interpreter.routing import COMPLETE, FALLBACK, MOVE, OPEN, STAY, Decision
 from interpreter.state import DialogueState, HistoryEntry, append_history
 

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from interpreter import ir
-from interpreter.llm_client import (ChatClient, LLMJournal, LLMSettings, LLMTimeout,
+from interpreter.llm.client import (ChatClient, LLMJournal, LLMSettings, LLMTimeout,
                                     TurnBudgets)
-from interpreter.llm_prompts import nlu_messages, nlu_schema, read_answer, reading_type
-from interpreter.nlu import NLUContext
-from interpreter.nlu_llm import LLMNLU
-from interpreter.nlu_rules import RulesNLU
+from interpreter.llm.prompts import nlu_messages, nlu_schema, read_answer, reading_type
+from interpreter.understanding.nlu import NLUContext
+from interpreter.llm.nlu import LLMNLU
+from interpreter.understanding.rules import RulesNLU
 from interpreter.slots import check_value
 from interpreter.state import DialogueState, HistoryEntry, append_history
 

@@ -26,9 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interpreter import ir
-from interpreter import nlu_lexicon as lex
-from interpreter.nlu_lexicon import free_text
-from interpreter.nlu_rules import RulesNLU, normalise
+from interpreter.understanding import lexicon as lex
+from interpreter.understanding.lexicon import free_text
+from interpreter.understanding.rules import RulesNLU, normalise
 
 LABELLED = Path(__file__).parent / "data" / "nlu_labelled.jsonl"
 

@@ -21,7 +21,7 @@ from compiler.driver import check_source
 from interpreter import ir, patterns
 from interpreter.engine import Engine
 from interpreter.loader import load_program
-from interpreter.nlu_rules import RulesNLU
+from interpreter.understanding.rules import RulesNLU
 from interpreter.patterns import INTENT, SLOT, problem
 from interpreter.slots import SlotRule, check_value
 

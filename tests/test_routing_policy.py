@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from interpreter.nlu import NLUResult
+from interpreter.understanding.nlu import NLUResult
 from interpreter.routing import evaluations, read_nlu, route_turn
 from interpreter.state import DialogueState
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from interpreter.engine import Engine
 from interpreter.routing import route_turn
-from interpreter.sessions import MemorySessionStore, VersionConflict
+from interpreter.stores.sessions import MemorySessionStore, VersionConflict
 from interpreter.state import (HISTORY_LIMIT, DialogueState, HistoryEntry, PendingConfirmation, append_history,
                                decode_state, decode_state_json, encode_state, encode_state_json)
 

@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 
 from compiler.driver import check_source
 from interpreter.names import name_problem
-from interpreter.transcripts import parse_transcript
+from interpreter.transcripts.run import parse_transcript
 
 LONE = "\udfff"
 BASE = {

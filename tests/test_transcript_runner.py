@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compiler.driver import check_file
-from interpreter.transcripts import (Expectation, TranscriptError, exit_status, load_transcript,
+from interpreter.transcripts.run import (Expectation, TranscriptError, exit_status, load_transcript,
                                      parse_transcript, render_human, render_json, resolve_ir,
                                      run_files, run_transcript, same_value)
 

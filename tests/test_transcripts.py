@@ -1,5 +1,5 @@
 """Conversation transcripts of the reference scenarios (tests/transcripts/), run by `mgi test`'s
-runner (interpreter.transcripts).
+runner (interpreter.transcripts.run).
 
 Each `*.transcript` pins one path the seeds name (seed 001: every SeniMate path; seed 002: the
 closing-node cases; seed 000 section 8: the inputs to try at every node; the weather skill; the
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from compiler.driver import check_file
-from interpreter.transcripts import TranscriptResult, render_human, run_files
+from interpreter.transcripts.run import TranscriptResult, render_human, run_files
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "transcripts"

@@ -24,7 +24,7 @@ Sections, all in one run:
    count, just started and after five turns; for the engine also the exact size of what its
    memory store holds).
 4. startup: `mgi run` to its first output line, `import interpreter.engine` and
-   `import interpreter.cli` (startup_bench.py).
+   `import interpreter.cli.main` (startup_bench.py).
 
 Prints each section, then one table of every figure against its target (ok / MISSED), and
 writes everything to build/bench.json. `--quick` runs small counts (a smoke run; its figures

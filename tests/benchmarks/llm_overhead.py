@@ -32,14 +32,14 @@ sys.path.insert(0, str(ROOT))
 from llm_server import LLMServer, Reply, reference_runtime  # noqa: E402
 
 from interpreter import ir  # noqa: E402
-from interpreter.llm_client import ChatClient, LLMSettings, endpoint  # noqa: E402
-from interpreter.llm_prompts import (nlg_messages, nlu_messages, nlu_schema,  # noqa: E402
+from interpreter.llm.client import ChatClient, LLMSettings, endpoint  # noqa: E402
+from interpreter.llm.prompts import (nlg_messages, nlu_messages, nlu_schema,  # noqa: E402
                                      read_answer, reading_type)
-from interpreter.nlg import RenderContext, TemplateNLG  # noqa: E402
-from interpreter.nlg_llm import LLMNLG, reply_text  # noqa: E402
-from interpreter.nlu import NLUContext  # noqa: E402
-from interpreter.nlu_llm import LLMNLU  # noqa: E402
-from interpreter.nlu_rules import RulesNLU  # noqa: E402
+from interpreter.wording.nlg import RenderContext, TemplateNLG  # noqa: E402
+from interpreter.llm.nlg import LLMNLG, reply_text  # noqa: E402
+from interpreter.understanding.nlu import NLUContext  # noqa: E402
+from interpreter.llm.nlu import LLMNLU  # noqa: E402
+from interpreter.understanding.rules import RulesNLU  # noqa: E402
 from interpreter.routing import MOVE, Decision  # noqa: E402
 from interpreter.state import DialogueState, HistoryEntry, append_history  # noqa: E402
 

@@ -671,7 +671,7 @@ class EngineRunner:
 
     def __init__(self, runtime=None, store=None) -> None:
         from interpreter.engine import Engine
-        from interpreter.sessions import MemorySessionStore
+        from interpreter.stores.sessions import MemorySessionStore
 
         self.runtime = runtime if runtime is not None else reference_runtime()
         self.store = store if store is not None else MemorySessionStore()

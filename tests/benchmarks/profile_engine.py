@@ -44,8 +44,8 @@ def per_call_us(fn, number: int = 2000, repeat: int = 5) -> float:
 def turn_steps() -> None:
     import msgspec
 
-    from interpreter.nlg import RenderContext
-    from interpreter.nlu import nlu_result
+    from interpreter.wording.nlg import RenderContext
+    from interpreter.understanding.nlu import nlu_result
     from interpreter.routing import route_turn
     from interpreter.state import append_history
 

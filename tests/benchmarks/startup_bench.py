@@ -5,7 +5,7 @@ default; `make bench` reports the same figures through bench.py); it compiles bu
 first if it is missing. Each run is a fresh process:
 - `python -c pass`: the interpreter's own start, the floor under every figure;
 - `python -c "import interpreter.engine"`: what embedding the engine costs to import;
-- `python -c "import interpreter.cli"`: what importing the command line costs;
+- `python -c "import interpreter.cli.main"`: what importing the command line costs;
 - `mgi run build/senimate.ir --script -` with one line on stdin: wall time from the start of the
   process to its first output line (the opening) and to its second (the reply to that line,
   which includes building the rules NLU).
@@ -38,7 +38,7 @@ def command(name: str) -> list[str]:
     script = BIN / name
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", {"mgi": "interpreter.cli", "mgc": "compiler.cli"}[name]]
+    return [sys.executable, "-m", {"mgi": "interpreter.cli.main", "mgc": "compiler.cli"}[name]]
 
 
 def ensure_ir() -> None:
@@ -79,7 +79,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 LABELS = (("python_bare", "python -c pass"),
           ("import_interpreter_engine", "python -c 'import interpreter.engine'"),
-          ("import_interpreter_cli", "python -c 'import interpreter.cli'"),
+          ("import_interpreter_cli", "python -c 'import interpreter.cli.main'"),
           ("mgi_first_line", "mgi run: first line (the opening)"),
           ("mgi_first_reply", "mgi run: reply to line 1 (+ rules NLU)"))
 
@@ -90,11 +90,11 @@ def measure(runs: int, env: dict) -> dict:
     line = "네 좋아요\n".encode()
     for _ in range(2):  # warm the file cache (and the bytecode cache, when there is one)
         first_lines_ms(mgi, line, env)
-        process_ms([sys.executable, "-c", "import interpreter.cli"], env)
+        process_ms([sys.executable, "-c", "import interpreter.cli.main"], env)
     bare = [process_ms([sys.executable, "-c", "pass"], env) for _ in range(runs)]
     engine = [process_ms([sys.executable, "-c", "import interpreter.engine"], env)
               for _ in range(runs)]
-    imports = [process_ms([sys.executable, "-c", "import interpreter.cli"], env)
+    imports = [process_ms([sys.executable, "-c", "import interpreter.cli.main"], env)
                for _ in range(runs)]
     lines = [first_lines_ms(mgi, line, env) for _ in range(runs)]
     return {"python_bare": summary(bare), "import_interpreter_engine": summary(engine),

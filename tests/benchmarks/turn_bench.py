@@ -100,8 +100,8 @@ def reference_runtime():
 
 def rules_turns(runtime, sessions: int) -> tuple[list[int], int]:
     """Per-turn times with the rules NLU, and the encoded size of the last session."""
-    from interpreter.nlu_rules import RulesNLU
-    from interpreter.sessions import MemorySessionStore
+    from interpreter.understanding.rules import RulesNLU
+    from interpreter.stores.sessions import MemorySessionStore
     from interpreter.state import encode_state
 
     store = MemorySessionStore()

@@ -32,9 +32,9 @@ import os
 import re
 from typing import Any, NamedTuple
 
-from .files import InputFileError, read_input
-from .fuzz_inputs import UserTurn, transcript_safe
-from .nlg import TemplateNLG, unfilled_placeholders
+from ..files import InputFileError, read_input
+from .inputs import UserTurn, transcript_safe
+from ..wording.nlg import TemplateNLG, unfilled_placeholders
 
 BUILT_IN: dict[str, str] = {
     "no_crash": "no turn raises",
@@ -299,7 +299,7 @@ def _property(runtime: Any, name: str, number: int, body: str, fail) -> Designer
             return DesignerProperty(name, number, body, kind, first, second)
         return DesignerProperty(name, number, body, kind, _slot(runtime, a, fail),
                                 _node(runtime, b, fail))
-    from .transcripts import clip  # imported here only, on an error: see `_strip_comment`
+    from ..transcripts.run import clip  # imported here only, on an error: see `_strip_comment`
 
     raise fail(f"cannot read `{clip(body, 60)}`; a property is one of: {FORMS_HELP}")
 

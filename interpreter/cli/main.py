@@ -22,7 +22,8 @@ import os
 import sys
 from typing import IO, Any, Iterator
 
-from . import __version__, files, streams
+from .. import __version__, files
+from . import streams
 from .console import LEVELS
 
 MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
@@ -165,7 +166,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def test_command(args: argparse.Namespace) -> int:
     """`mgi test`: 0 all passed, 1 a step failed, 2 a transcript could not run."""
-    from .transcripts import exit_status, render_human, render_json, run_files
+    from ..transcripts.run import exit_status, render_human, render_json, run_files
 
     results = run_files(list(args.transcripts), args.ir_dir)
     emit([render_json(results) if args.fmt == "json" else render_human(results)])
@@ -176,8 +177,8 @@ def fuzz_command(args: argparse.Namespace) -> int:
     """`mgi fuzz`: 0 every property held, 1 one was violated, 2 bad usage or input."""
     import random
 
-    from .fuzz import FuzzError, FuzzOptions, check_limits, run_fuzz
-    from .fuzz_report import Progress, render_human, render_json
+    from ..fuzz.runner import FuzzError, FuzzOptions, check_limits, run_fuzz
+    from ..fuzz.report import Progress, render_human, render_json
 
     seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     options = FuzzOptions(args.examples, args.max_turns, seed, args.nlu_name)
@@ -206,7 +207,7 @@ def note(message: str) -> None:
 def load_runtime(path: str, verify: bool = False) -> Any:
     """The loaded IR, or `InputError` with the loader's one line (prefixed by the path).
     `verify`: check every node now (nodes are otherwise checked on first use)."""
-    from .loader import IRError, load_program
+    from ..loader import IRError, load_program
 
     try:
         return load_program(path, verify)
@@ -226,7 +227,7 @@ class LazyRulesNLU:
 
     def parse(self, text: str, context: Any) -> Any:
         if self._nlu is None:
-            from .nlu_rules import RulesNLU
+            from ..understanding.rules import RulesNLU
 
             self._nlu = RulesNLU(self.program)
         return self._nlu.parse(text, context)
@@ -237,8 +238,8 @@ class Conversation:
 
     def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool,
                  nlg_name: str = "template", llm: Any = None):
-        from .engine import Engine
-        from .nlu import ScriptedNLU
+        from ..engine import Engine
+        from ..understanding.nlu import ScriptedNLU
 
         self.runtime = runtime
         self.scripted = nlu_name == "scripted"
@@ -258,7 +259,7 @@ class Conversation:
     def open(self, bot_first: bool | None, focus: str | None) -> None:
         """Start the session and print the opening (if the bot speaks first)."""
         from .console import start_lines
-        from .engine import EngineError
+        from ..engine import EngineError
 
         try:
             result = self.engine.start(SESSION_ID, bot_first, focus)
@@ -307,7 +308,7 @@ def llm_settings(args: argparse.Namespace) -> Any:
               if name == "llm"]
     if not wanted:
         return None
-    from .llm_client import LLMConfigError, settings_from
+    from ..llm.client import LLMConfigError, settings_from
 
     try:
         return settings_from(args.llm_url, args.llm_model, args.llm_api_key, args.llm_timeout,
@@ -322,9 +323,9 @@ def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
     NLU falls back to `nlu` (the rules NLU)."""
     if settings is None:
         return nlu, None, None
-    from .llm_client import ChatClient, LLMJournal
-    from .nlg_llm import LLMNLG
-    from .nlu_llm import LLMNLU
+    from ..llm.client import ChatClient, LLMJournal
+    from ..llm.nlg import LLMNLG
+    from ..llm.nlu import LLMNLU
 
     journal = LLMJournal()
     client = ChatClient(settings, journal)
@@ -335,8 +336,8 @@ def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
 def skill_registry(runtime: Any) -> Any:
     """Built-in skills, plus installed plug-ins only when the scenario has a skill node:
     looking for plug-ins scans every installed package, which a start-up need not pay for."""
-    from . import ir
-    from .skills import SkillRegistry
+    from .. import ir
+    from ..skills.registry import SkillRegistry
 
     registry = SkillRegistry.default(
         discover=ir.EXECUTOR_SKILL in ir.node_executors(runtime.program))  # nodes stay encoded
@@ -384,7 +385,7 @@ def parse_turn(text: str, as_json: bool, scripted: bool) -> tuple[str, dict | No
 
 def check_nlu(nlu: Any, user: str, scripted: bool) -> dict | None:
     """The override as given, checked now so the error can name its line."""
-    from .nlu import nlu_result
+    from ..understanding.nlu import nlu_result
 
     if nlu is None:
         if scripted and user.strip():
@@ -444,7 +445,7 @@ def run_script(conversation: Conversation, stream: IO[bytes]) -> None:
     Blank lines after completion are ignored (a file's trailing newlines); any other line
     after completion is a turn the session cannot take: exit 2 naming it.
     """
-    from .engine import EngineError
+    from ..engine import EngineError
 
     for number, text in read_lines(stream):
         if conversation.complete:
@@ -487,7 +488,7 @@ def run_interactive(conversation: Conversation) -> None:
 
 def interactive_turn(conversation: Conversation, text: str) -> None:
     """A typed turn; a bad line is reported and the user types again."""
-    from .engine import EngineError
+    from ..engine import EngineError
 
     if len(text.encode("utf-8", "replace")) > MAX_LINE_BYTES:
         note(f"mgi: longer than {MAX_LINE_BYTES} bytes; a turn is one line of text")

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import msgspec
 
-from .state import DialogueState
+from ..state import DialogueState
 
 
 class VersionConflict(Exception):

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from typing import IO, Any
 
-from .fuzz_properties import BUILT_IN, Violation
+from .properties import BUILT_IN, Violation
 
 
 # --- coverage ----------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def _one_line(text: str, size: int) -> str:
 
 def replay_fails(text: str, runtime: Any, path: str, skills: Any = None) -> bool:
     """Whether `mgi test` would fail on the transcript (it should: it shows the flaw)."""
-    from .transcripts import TranscriptError, parse_transcript, run_transcript
+    from ..transcripts.run import TranscriptError, parse_transcript, run_transcript
 
     try:
         result = run_transcript(parse_transcript(text, path), runtime, skills=skills)

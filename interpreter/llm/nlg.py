@@ -13,10 +13,10 @@ journal when it has one. Nothing here raises.
 
 from __future__ import annotations
 
-from .llm_client import ChatClient, LLMError, LLMOutcome, failure_reason, fallback_source
-from .llm_prompts import nlg_messages, strip_reasoning
-from .nlg import RenderContext, TemplateNLG
-from .routing import OPEN, Decision
+from .client import ChatClient, LLMError, LLMOutcome, failure_reason, fallback_source
+from .prompts import nlg_messages, strip_reasoning
+from ..wording.nlg import RenderContext, TemplateNLG
+from ..routing import OPEN, Decision
 
 MAX_REPLY_CHARS = 1200  # a reply is a few sentences; more is a runaway generation
 _QUOTES = {'"': '"', "'": "'", "“": "”", "「": "」", "『": "』"}

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from .executors import missing_slots
-from .routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from ..executors import missing_slots
+from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
 
 if TYPE_CHECKING:
-    from .loader import NodeTable, Runtime
-    from .state import DialogueState, PendingConfirmation
+    from ..loader import NodeTable, Runtime
+    from ..state import DialogueState, PendingConfirmation
 
 MESSAGES: dict[str, dict[str, str]] = {
     "ko": {

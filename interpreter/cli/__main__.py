@@ -9,7 +9,7 @@ import sys
 
 def main() -> None:
     try:
-        from .cli import main as run
+        from .main import main as run
     except KeyboardInterrupt:
         sys.exit(130)
     run()

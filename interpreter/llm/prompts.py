@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple
 
 import msgspec
 
-from . import ir
-from .console import to_json
-from .executors import missing_slots
-from .llm_client import one_line
-from .nlg import pending_confirmation
-from .routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
-from .state import HISTORY_LIMIT
+from .. import ir
+from ..cli.console import to_json
+from ..executors import missing_slots
+from .client import one_line
+from ..wording.nlg import pending_confirmation
+from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from ..state import HISTORY_LIMIT
 
 if TYPE_CHECKING:
-    from .loader import NodeTable, Runtime
-    from .state import DialogueState, HistoryEntry
+    from ..loader import NodeTable, Runtime
+    from ..state import DialogueState, HistoryEntry
 
 HISTORY_TEXT_LIMIT = 600  # characters of one remembered utterance
 LANGUAGES = {"ko": "Korean", "en": "English", "ja": "Japanese", "zh": "Chinese",

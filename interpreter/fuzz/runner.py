@@ -32,17 +32,17 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from . import ir
-from .engine import Engine
-from .fuzz_inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
+from .. import ir
+from ..engine import Engine
+from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
                           end_intents, positive_literals)
-from .fuzz_properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
+from .properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
                               Expectation, PropertiesError, Violation, check_response,
                               entered_node, load_properties, violation)
-from .fuzz_report import Coverage, FuzzReport, Progress, attach_transcripts
-from .loader import Runtime, condition_fields
-from .nlu import ScriptedNLU
-from .sessions import MemorySessionStore
+from .report import Coverage, FuzzReport, Progress, attach_transcripts
+from ..loader import Runtime, condition_fields
+from ..understanding.nlu import ScriptedNLU
+from ..stores.sessions import MemorySessionStore
 
 SESSION = "fuzz"
 SEARCH_BUDGET = 3000  # probe turns per livelock search; past it the search is inconclusive
@@ -300,7 +300,7 @@ def _first_violation(group: BaseExceptionGroup) -> Violation | None:
 
 
 def _rules_nlu(runtime: Runtime) -> Any:
-    from .nlu_rules import RulesNLU
+    from ..understanding.rules import RulesNLU
 
     return RulesNLU(runtime.program)
 

@@ -20,11 +20,11 @@ from typing import Any, Callable
 
 import msgspec
 
-from . import ir
-from .llm_client import ChatClient, LLMError, LLMRejected, failure_reason, fallback_source
-from .llm_prompts import (nlu_format, nlu_head, nlu_schema, nlu_turn_messages, read_answer,
+from .. import ir
+from .client import ChatClient, LLMError, LLMRejected, failure_reason, fallback_source
+from .prompts import (nlu_format, nlu_head, nlu_schema, nlu_turn_messages, read_answer,
                           reading_type, repair_messages, response_format)
-from .nlu import NLU, NLUContext, NLUResult
+from ..understanding.nlu import NLU, NLUContext, NLUResult
 
 FORMAT_MODES = ("json_schema", "json_object", "prompt")  # tried in this order
 

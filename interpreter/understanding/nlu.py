@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Iterable, Protocol
 
 import msgspec
 
-from . import ir
+from .. import ir
 
 if TYPE_CHECKING:
-    from .loader import Runtime
-    from .state import DialogueState
+    from ..loader import Runtime
+    from ..state import DialogueState
 
 
 class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .files import InputFileError, JSONLimitError, decode_json, read_input
+from ..files import InputFileError, JSONLimitError, decode_json, read_input
 
 HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus")
 STEP_KEYS = ("bot", "user")
@@ -279,7 +279,7 @@ def _json_object(key: str, value: str, fail) -> dict:
 
 
 def _check_override(nlu: dict, text: str, fail) -> None:
-    from .nlu import nlu_result
+    from ..understanding.nlu import nlu_result
 
     try:
         nlu_result(nlu, text)
@@ -355,13 +355,13 @@ class RuntimeCache:
     def skills(self) -> Any:
         """One skill registry for the run (finding plug-ins scans the installed packages)."""
         if self._skills is None:
-            from .skills import SkillRegistry
+            from ..skills.registry import SkillRegistry
 
             self._skills = SkillRegistry.default()
         return self._skills
 
     def runtime(self, path: Path) -> Any:
-        from .loader import load_program
+        from ..loader import load_program
 
         key = os.path.abspath(path)
         if key not in self._runtimes:
@@ -369,12 +369,12 @@ class RuntimeCache:
         return self._runtimes[key]
 
     def nlu(self, runtime: Any, name: str) -> Any:
-        from .nlu import ScriptedNLU
+        from ..understanding.nlu import ScriptedNLU
 
         if name == "scripted":
             return ScriptedNLU()
         if id(runtime) not in self._nlus:
-            from .nlu_rules import RulesNLU
+            from ..understanding.rules import RulesNLU
 
             self._nlus[id(runtime)] = RulesNLU(runtime.program)
         return self._nlus[id(runtime)]
@@ -401,7 +401,7 @@ def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[Tra
 
 
 def _load_ir(transcript: Transcript, ir_dir: str | os.PathLike, cache: RuntimeCache) -> Any:
-    from .loader import IRError
+    from ..loader import IRError
 
     path = resolve_ir(transcript, ir_dir)
     line = transcript.lines.get("ir" if transcript.ir is not None else "scenario", 0)
@@ -421,7 +421,7 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
     `nlu` defaults to the transcript's (`rules` or `scripted`), `skills` to the default
     registry; pass them to share them between transcripts.
     """
-    from .engine import Engine, EngineError
+    from ..engine import Engine, EngineError
 
     if nlu is None:
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)

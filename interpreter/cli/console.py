@@ -25,9 +25,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import TurnResult
-    from .loader import Runtime
-    from .state import DialogueState
+    from ..engine import TurnResult
+    from ..loader import Runtime
+    from ..state import DialogueState
 
 LEVELS = ("chat", "compact", "detailed", "debug")
 USER_PREFIX = "You  > "
@@ -104,7 +104,7 @@ def start_lines(runtime: Runtime, node: str, bot_first: bool, focus: bool) -> li
 
 def detail_lines(result: TurnResult, runtime: Runtime) -> list[str]:
     """Detailed level: the decision explained (`trace_lines`) and the slots after the turn."""
-    from .routing import trace_lines  # only the detailed levels need the trace
+    from ..routing import trace_lines  # only the detailed levels need the trace
 
     lines = [INDENT + line for line in trace_lines(runtime, result.decision, detailed=True)]
     if result.nlu_source:  # which NLU read the turn, when it is not the only one
@@ -137,7 +137,7 @@ def fallback_warning(nlu_source: str | None, entries: list | tuple) -> str | Non
     for purpose, source in sources:
         if not source:
             continue
-        from .llm_client import read_fallback_source  # only LLM plug-ins give a source
+        from ..llm.client import read_fallback_source  # only LLM plug-ins give a source
 
         fell_back = read_fallback_source(source)
         if fell_back is not None:
@@ -180,7 +180,7 @@ def nlg_input_lines(result: TurnResult, runtime: Runtime,
 
 def decision_fields(decision: Any, runtime: Runtime) -> list[tuple[str, Any]]:
     """The decision with indices turned back into names."""
-    from . import ir
+    from .. import ir
 
     def node(index: int | None) -> str | None:
         return None if index is None else runtime.nodes[index].id
@@ -216,8 +216,8 @@ def _pending(pending: Any) -> Any:
 
 def fact_fields(facts: list, runtime: Runtime) -> list[tuple[str, Any]]:
     """Every field of the turn's facts, named and shown as the designer wrote it."""
-    from . import ir
-    from .loader import display_value
+    from .. import ir
+    from ..loader import display_value
 
     return [(ir.field_name(runtime.program, i), _Shown(display_value(runtime, i, value)))
             for i, value in enumerate(facts)]

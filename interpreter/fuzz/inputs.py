@@ -28,10 +28,10 @@ from typing import Any, Iterator, NamedTuple
 
 from hypothesis import strategies as st
 
-from . import ir
-from . import nlu_lexicon as lex
-from .loader import Runtime
-from .slots import SlotRule, check_value
+from .. import ir
+from ..understanding import lexicon as lex
+from ..loader import Runtime
+from ..slots import SlotRule, check_value
 
 GENERATED, RULES = "generated", "rules"
 

@@ -41,8 +41,8 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
-from . import ir, patterns
-from . import nlu_lexicon as lex
+from .. import ir, patterns
+from . import lexicon as lex
 from .nlu import NLUResult
 
 MIN_INTENT_SCORE = 0.5
