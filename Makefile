@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 build: $(STAMP) $(IRS)
 
-build/%.ir: scenarios/%.json $(STAMP) $(wildcard compiler/*.py) interpreter/ir.py
+build/%.ir: scenarios/%.json $(STAMP) $(wildcard compiler/*.py) interpreter/ir.py interpreter/fields.py
 	$(BIN)/mgc compile $< -o $@ --strict
 
 demo: $(STAMP) build/senimate.ir

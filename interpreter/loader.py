@@ -403,3 +403,9 @@ def display_value(runtime: Runtime, field: int, value: Any) -> str:
     elif domain == "nodes" and isinstance(value, int):
         value = runtime.nodes[value].id if 0 <= value < len(runtime.nodes) else value
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON with the scenario's own script kept readable (Korean stays Korean), for
+    traces and prompts."""
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -29,15 +29,22 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Sequence
 
 import msgspec
 
 from . import ir, patterns
 from .state import PendingConfirmation, unstorable_at
 
-if TYPE_CHECKING:
-    from .loader import Runtime
+
+
+class SlotTables(Protocol):
+    """What slot checking reads of a loaded program (a `loader.Runtime` is one): slots by
+    name and their prepared rules. A protocol, so that this module does not import the
+    loader that builds the rules with it."""
+
+    slot_index: dict[str, int]
+    slot_rules: Sequence[SlotRule]
 
 AFFIRM, DENY = ir.ACTS.index("affirm"), ir.ACTS.index("deny")
 SILENCE, NULL = ir.ACTS.index("silence"), ir.ACTS.index("null")
@@ -154,7 +161,7 @@ def _as_number(value: Any, integer: bool) -> int | float | None:
     return None
 
 
-def apply_slots(runtime: Runtime, slots: dict[str, Any], pending: PendingConfirmation | None,
+def apply_slots(runtime: SlotTables, slots: dict[str, Any], pending: PendingConfirmation | None,
                 extracted: dict[str, Any], act: int) -> SlotUpdate:
     """Resolve a pending confirmation with `act`, then validate and store `extracted`.
     Every turn with slot values comes here, so it is one pass over local lists."""

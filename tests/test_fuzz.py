@@ -67,7 +67,7 @@ def fuzz(ir: Path, examples: int = 100, **options):
 
 
 def mgi(*args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert "Traceback" not in done.stderr, done.stderr
     return done

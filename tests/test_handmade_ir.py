@@ -346,7 +346,7 @@ COMMANDS = {
 
 
 def _mgi(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
                           input=stdin, capture_output=True, text=True, encoding="utf-8",
                           errors="replace", timeout=120)
 

@@ -106,10 +106,10 @@ def test_a_failed_compile_removes_a_stale_ir_but_nothing_else(tmp_path, senimate
     ("compiler", "check", "/dev/zero"),
     ("compiler", "inspect", "/dev/zero"),
     ("compiler", "graph", "/dev/zero"),
-    ("interpreter", "run", "/dev/zero"),
-    ("interpreter", "fuzz", "/dev/zero"),
-    ("interpreter", "test", "/dev/zero"),
-    ("interpreter", "fuzz", "{ir}", "--properties", "/dev/zero", "--examples", "3"),
+    ("interpreter.cli", "run", "/dev/zero"),
+    ("interpreter.cli", "fuzz", "/dev/zero"),
+    ("interpreter.cli", "test", "/dev/zero"),
+    ("interpreter.cli", "fuzz", "{ir}", "--properties", "/dev/zero", "--examples", "3"),
 ], ids=lambda a: " ".join(a[1:3]) + (" --properties" if "--properties" in a else ""))
 def test_an_endless_device_is_refused_under_a_memory_limit(tmp_path, senimate_ir, args):
     args = [a.format(tmp=tmp_path, ir=senimate_ir) for a in args]
@@ -123,13 +123,13 @@ def test_an_endless_device_is_refused_under_a_memory_limit(tmp_path, senimate_ir
 def test_a_transcript_whose_ir_is_an_endless_device_is_refused(tmp_path):
     transcript = tmp_path / "z.transcript"
     transcript.write_text("ir: /dev/zero\nuser: 네\n")
-    done = run("interpreter", "test", transcript, timeout=30)
+    done = run("interpreter.cli", "test", transcript, timeout=30)
     assert done.returncode == 2 and "not a regular file" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("args", [("compiler", "check", "{fifo}"),
-                                  ("interpreter", "run", "{fifo}"),
-                                  ("interpreter", "test", "{fifo}")])
+                                  ("interpreter.cli", "run", "{fifo}"),
+                                  ("interpreter.cli", "test", "{fifo}")])
 def test_a_fifo_with_no_writer_is_refused_at_once(tmp_path, args):
     fifo = tmp_path / "f.json"
     os.mkfifo(fifo)
@@ -155,9 +155,9 @@ def test_a_file_over_the_cap_is_refused_without_reading_it_and_the_cap_can_be_ra
 def test_the_cap_applies_to_every_input_of_mgi(tmp_path, senimate_ir):
     transcript = tmp_path / "t.transcript"
     transcript.write_text("scenario: senimate\nuser: 네\n" + "# padding\n" * 120_000)
-    done = run("interpreter", "test", transcript, "--max-input-mb", "1")
+    done = run("interpreter.cli", "test", transcript, "--max-input-mb", "1")
     assert done.returncode == 2 and "larger than the 1 MiB input limit" in done.stdout
-    line = one_line_error(run("interpreter", "run", senimate_ir, "--max-input-mb", "0"))
+    line = one_line_error(run("interpreter.cli", "run", senimate_ir, "--max-input-mb", "0"))
     assert "--max-input-mb must be a whole number of MiB" in line
 
 
@@ -185,7 +185,7 @@ LONG_NUMBER = "9" * 5_000
 ])
 def test_a_json_line_too_deep_or_too_long_a_number_is_a_line_error(senimate_ir, nlu, expected):
     script = '{"user": "네", "nlu": ' + nlu + "}\n"
-    line = one_line_error(run("interpreter", "run", senimate_ir, "--json", given=script))
+    line = one_line_error(run("interpreter.cli", "run", senimate_ir, "--json", given=script))
     assert line.startswith("mgi: line 1: JSON that cannot be read") and expected in line
 
 
@@ -197,7 +197,7 @@ def test_a_transcript_with_unreadable_json_is_reported_and_later_ones_still_run(
     long.write_text(f"ir: {senimate_ir}\nuser: 네\n  nlu: {{\"slots\": {{\"x\": {LONG_NUMBER}}}}}\n")
     good = tmp_path / "good.transcript"
     good.write_text(f"ir: {senimate_ir}\nuser: 네\n  node: greeting_introduction\n")
-    done = run("interpreter", "test", deep, long, good)
+    done = run("interpreter.cli", "test", deep, long, good)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "nested too deeply" in done.stdout and "a number is too long" in done.stdout
     assert "1 passed, 0 failed, 2 transcript(s) could not run" in done.stdout
@@ -208,9 +208,9 @@ def test_a_transcript_with_unreadable_json_is_reported_and_later_ones_still_run(
 
 
 @pytest.mark.parametrize("args, redirect, expected", [
-    (("interpreter", "run", "{ir}", "--script", "{script}"), ">&-", "standard output is closed"),
-    (("interpreter", "run", "{ir}"), "<&-", "standard input is closed"),
-    (("interpreter", "run", "{ir}", "--script", "{script}"), "> /dev/full",
+    (("interpreter.cli", "run", "{ir}", "--script", "{script}"), ">&-", "standard output is closed"),
+    (("interpreter.cli", "run", "{ir}"), "<&-", "standard input is closed"),
+    (("interpreter.cli", "run", "{ir}", "--script", "{script}"), "> /dev/full",
      "No space left on device"),
     (("compiler", "inspect", "{ir}"), "> /dev/full", "No space left on device"),
     (("compiler", "schema",), "> /dev/full", "No space left on device"),
@@ -237,7 +237,7 @@ def test_a_closed_stderr_still_gives_the_exit_status(senimate_ir):
 
 
 def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir):
-    process = subprocess.Popen([sys.executable, "-m", "interpreter", "run", str(senimate_ir)],
+    process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "run", str(senimate_ir)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -253,7 +253,7 @@ def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir):
 def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay):
     """Once Python has started (its own start-up is out of our reach), a Ctrl-C at any
     moment of loading ends with 130."""
-    process = subprocess.Popen([sys.executable, "-m", "interpreter", "run", str(senimate_ir)],
+    process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "run", str(senimate_ir)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -269,7 +269,7 @@ def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay
 
 
 def test_ctrl_c_in_mgi_fuzz_exits_130_with_the_report_so_far(senimate_ir):
-    process = subprocess.Popen([sys.executable, "-m", "interpreter", "fuzz", str(senimate_ir),
+    process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "fuzz", str(senimate_ir),
                                 "--examples", "100000", "--seed", "1", "--format", "json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=ROOT)

@@ -33,7 +33,7 @@ def senimate_ir(tmp_path_factory) -> str:
 def mgi(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:
     """`mgi ARGS...` in a child process; no MAGO_LLM_* from the caller's environment leaks in."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("MAGO_LLM_")}
-    done = subprocess.run([sys.executable, "-m", "interpreter.cli.main", *args], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli", *args], cwd=ROOT,
                           input=stdin.encode(), capture_output=True, timeout=60,
                           env={**base, **(env or {})})
     out = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(),

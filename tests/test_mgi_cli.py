@@ -55,7 +55,7 @@ def mgi(*args: str, stdin: str | bytes = b"", env: dict | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess:
     """`mgi ARGS...` in a child process with `stdin` piped; asserts it never shows a traceback."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    done = subprocess.run([sys.executable, "-m", "interpreter.cli.main", *map(str, args)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli", *map(str, args)], cwd=ROOT,
                           input=data, capture_output=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
     out = subprocess.CompletedProcess(done.args, done.returncode,
@@ -383,8 +383,9 @@ def test_importing_the_cli_loads_no_engine():
             "print(sorted(m for m in sys.modules if m.startswith('interpreter.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     # files and streams import only os, stat and sys
-    assert done.stdout.strip() == ("['interpreter.cli.main', 'interpreter.cli.console', "
-                                   "'interpreter.files', 'interpreter.cli.streams']")
+    assert done.stdout.strip() == ("['interpreter.cli', 'interpreter.cli.console', "
+                                   "'interpreter.cli.main', 'interpreter.cli.streams', "
+                                   "'interpreter.files']")
 
 
 # --- the terminal ---------------------------------------------------------------------------
@@ -399,7 +400,7 @@ def spawn_on_terminal(home: Path, ir: str) -> tuple[int, int]:
         try:
             os.environ["HOME"] = str(home)
             os.chdir(ROOT)
-            os.execv(sys.executable, [sys.executable, "-m", "interpreter.cli.main", "run", ir])
+            os.execv(sys.executable, [sys.executable, "-m", "interpreter.cli", "run", ir])
         finally:
             os._exit(127)
     return pid, fd

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compiler.driver import check_source
-from interpreter import ir, patterns
+from interpreter import automaton, ir, patterns
 from interpreter.engine import Engine
 from interpreter.loader import load_program
 from interpreter.understanding.rules import RulesNLU
@@ -102,7 +102,7 @@ def test_character_categories_lie_in_the_blocks_read():
     lies outside (checked over every code point)."""
     everything = array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
     inside = set()
-    for low, high in patterns._CATEGORY_BLOCKS:
+    for low, high in automaton._CATEGORY_BLOCKS:
         inside.update(range(low, high + 1))
     for category in (r"\d", r"\w", r"\s"):
         outside = [m.start() for m in re.finditer(category, everything) if m.start() not in inside]

@@ -1,4 +1,4 @@
-"""The transcript parser and runner behind `mgi test` (interpreter/transcripts.py).
+"""The transcript parser and runner behind `mgi test` (interpreter/transcripts/run.py).
 
 The parser: every header and expectation key, comments, silent turns, NLU overrides, and an
 error with the right line number for each way a file can be wrong. The runner: a passing and

@@ -21,7 +21,6 @@ Nothing here decides anything; it only reads the decision (the engine and router
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -246,5 +245,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> list[str]:
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON with the scenario's own script kept readable (Korean stays Korean)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """`loader.to_json`, imported when first needed (the command line starts without it)."""
+    from ..loader import to_json as dumps
+
+    return dumps(value)

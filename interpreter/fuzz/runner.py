@@ -2,7 +2,7 @@
 
 In: a `Runtime`, `FuzzOptions` (examples, max turns, seed, NLU mode), the designer's properties
 (`fuzz_properties.DesignerProperties`) and a skill registry.
-Out: a `FuzzReport` (`fuzz_report`): per property, held or violated with the shrunk
+Out: a `FuzzReport` (`fuzz.report`): per property, held or violated with the shrunk
 conversation; the coverage; the counts and the time.
 After: no example database was written (hypothesis keeps only its own caches of the loaded
 modules' constants under `.hypothesis/` in the current directory); the same seed gives the
@@ -12,7 +12,7 @@ A conversation (one hypothesis example) is the opening, then up to 2 x max-turns
 anything (`InputSpace.turn_at` the current node); if the session is still open, the livelock
 search from where it stands (`EscapeSearch`); then the user asks to end, turn after turn
 (`InputSpace.end_request_at`), for up to max-turns turns. Every step is checked as it runs
-(`fuzz_properties`); the first property that fails raises its `Violation`, and hypothesis
+(`fuzz.properties`); the first property that fails raises its `Violation`, and hypothesis
 shrinks the conversation to a short one that still breaks that property.
 
 Rounds: a round stops at its first violation (or after `examples` conversations); the next

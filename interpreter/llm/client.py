@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import email.utils
 import http.client
-import io
 import json
-import math
 import os
 import socket
 import ssl
@@ -45,6 +43,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import msgspec
+
+from .sockets import DeadlineSocket, connected_socket, seconds_until
 
 ENV_URL, ENV_MODEL, ENV_API_KEY = "MAGO_LLM_URL", "MAGO_LLM_MODEL", "MAGO_LLM_API_KEY"
 ENV_TIMEOUT, ENV_BUDGET = "MAGO_LLM_TIMEOUT", "MAGO_LLM_BUDGET"
@@ -493,92 +493,6 @@ class ChatClient:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-
-
-# --- sockets with a deadline ---------------------------------------------------------------------
-
-
-def seconds_until(deadline: float) -> float:
-    """Seconds from now to `deadline` (`time.monotonic()`); `TimeoutError` once it has passed
-    (a socket timeout of 0 would mean non-blocking, not "no time left")."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("deadline passed")
-    return left
-
-
-def connected_socket(host: str, port: int, until: float) -> socket.socket:
-    """A TCP socket connected to the first of the host's addresses that answers, all tried
-    before `until`; the last address's error when none does."""
-    failure = OSError(0, f"no address for {host}")
-    for family, kind, proto, _, address in socket.getaddrinfo(host, port,
-                                                               type=socket.SOCK_STREAM):
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.settimeout(seconds_until(until))
-            sock.connect(address)
-            # http.client sends the headers and the body in two writes; without this, Nagle's
-            # algorithm can hold the body until the server's delayed ACK (up to 40 ms).
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
-        except TimeoutError:
-            sock.close()
-            raise  # the time is spent: no other address can be tried
-        except OSError as error:
-            sock.close()
-            failure = error
-    raise failure
-
-
-class DeadlineSocket:
-    """A connected socket whose every send and receive ends by `deadline` (`time.monotonic()`).
-
-    A socket's own timeout bounds each receive, so a server sending a byte every second
-    would never time out; here each send and receive gets the time left until the deadline
-    as its timeout, and `TimeoutError` once there is none. http.client uses `sendall`,
-    `makefile` (for the response: a buffered reader whose every read is bounded so) and
-    `close` (the file descriptor stays open until the reader is closed too, as for a socket).
-    """
-
-    __slots__ = ("sock", "deadline")
-
-    def __init__(self, sock: socket.socket):
-        self.sock, self.deadline = sock, math.inf
-
-    def arm(self) -> None:
-        """Give the next send or receive the time left until the deadline."""
-        self.sock.settimeout(seconds_until(self.deadline))
-
-    def sendall(self, data: bytes) -> None:
-        self.arm()
-        self.sock.sendall(data)  # the timeout bounds the whole of it (Python >= 3.5)
-
-    def makefile(self, mode: str = "rb") -> io.BufferedReader:
-        if mode != "rb":
-            raise ValueError(f"a DeadlineSocket is only read, in binary, not {mode!r}")
-        return io.BufferedReader(_DeadlineReader(self.sock.makefile("rb", buffering=0), self))
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-class _DeadlineReader(io.RawIOBase):
-    """The socket's raw reader, armed with the time left before each receive."""
-
-    def __init__(self, raw: io.RawIOBase, owner: DeadlineSocket):
-        super().__init__()
-        self.raw, self.owner = raw, owner
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int | None:
-        self.owner.arm()
-        return self.raw.readinto(buffer)
-
-    def close(self) -> None:
-        self.raw.close()
-        super().close()
 
 
 def _content(data: bytes) -> str:

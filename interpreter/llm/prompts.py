@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple
 import msgspec
 
 from .. import ir
-from ..cli.console import to_json
 from ..executors import missing_slots
 from .client import one_line
 from ..wording.nlg import pending_confirmation
 from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
 from ..state import HISTORY_LIMIT
+from ..loader import to_json
 
 if TYPE_CHECKING:
     from ..loader import NodeTable, Runtime

@@ -1,4 +1,4 @@
-"""What words mean to the rules NLU (`nlu_rules`): the dialogue-act lexicon, question and
+"""What words mean to the rules NLU (`understanding.rules`): the dialogue-act lexicon, question and
 negation markers, and the readers of word forms (Hangul syllables and how a stem conjugates,
 Korean and English numerals, the frame around a short free-text answer, the regexes built from
 the tables). Nothing here knows about programs, slots or intents.

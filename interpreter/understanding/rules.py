@@ -10,7 +10,7 @@ type (enum members, ints, bools, strings); bounds are not checked here, the engi
 and records what it drops. Everything derived from the program (normalised examples, compiled
 patterns, synonym tables) is built once in `__init__`; `parse` compiles no regex.
 
-How each part is read (word tables and word-form readers live in `nlu_lexicon`):
+How each part is read (word tables and word-form readers live in `understanding.lexicon`):
   act     in order: a whole-utterance lexicon entry; a leading filler or "yes/no + but"
           (skipped, the rest decides); a question ("?" ending the text, a question ending, a
           question word); goodbye; a leading "no"; thanks; greeting; a leading "yes"; only

@@ -1,0 +1,277 @@
+"""The fields conditions read and the type rules they follow: one table for the compiler's
+type check, the IR checks and the runtime.
+
+In: nothing (constants), or a program's slots and counts (`field_types`), or an opcode tree
+(`check_condition`). Out: the field catalogue (`FIXED_FIELDS`, then one field per slot from
+`SLOT_FIELD_BASE`), the operators and which kind each applies to (`operator_applies`), and
+what is wrong with a condition, in words, or None.
+After: nothing is decoded or compiled here; `interpreter.ir` re-exports every public name, so
+`ir.FIELD_INDEX` and the like read as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from typing import Any, NamedTuple, Sequence
+
+# MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
+INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
+INT_RANGE_HINT = f"use a whole number between {INT_MIN} and {INT_MAX}"
+
+
+def fits_int64(value: int) -> bool:
+    """Whether the integer `value` fits in INT_MIN..INT_MAX (a bool always does)."""
+    return INT_MIN <= value <= INT_MAX
+
+
+# Dialogue acts, a closed set; `negate` is read as `deny` before it gets here.
+ACTS: tuple[str, ...] = (
+    "affirm", "deny", "inform", "question", "greet", "goodbye", "thank", "silence", "null",
+)
+SKILL_STATUSES: tuple[str, ...] = ("none", "ok", "failed", "timeout")
+
+OPERATORS: tuple[str, ...] = (
+    "equals", "not_equals", "in", "not_in",
+    "greater_than", "greater_or_equal", "less_than", "less_or_equal",
+    "is_empty", "is_not_empty", "contains",
+)
+OP_AND, OP_OR, OP_NOT, OP_LEAF = 0, 1, 2, 3
+# And/or/not levels allowed above a leaf: the compiler's limit (E206), so every condition a
+# loaded program holds can be walked recursively.
+MAX_CONDITION_DEPTH = 64
+
+# Which operator applies to which kind of value, and what its literal is: the type rules of
+# conditions, one table for the IR checks here (the compiler's type check says the same).
+VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email")
+ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
+LIST_OPERATORS = frozenset({"in", "not_in"})  # a non-empty list of members
+NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})  # no literal (null)
+NUMERIC_KINDS = frozenset({"integer", "number"})  # what ordering operators apply to
+TEXT_KINDS = frozenset({"string", "email"})  # what `contains` applies to
+
+# Field table. Kind is the value type; domain names the closed set of an enum field
+# ("intents", "acts", "nodes", "skill_status"); nullable fields may be null.
+FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
+    # (name, kind, domain, nullable)
+    ("nlu.intent", "enum", "intents", True),
+    ("nlu.dialogue_act", "enum", "acts", False),
+    ("nlu.confidence", "number", None, False),
+    ("nlu.text", "string", None, False),
+    ("system.current_node", "enum", "nodes", False),
+    ("system.previous_node", "enum", "nodes", True),
+    ("system.node_turns", "integer", None, False),
+    ("system.session_turns", "integer", None, False),
+    ("system.no_input_count", "integer", None, False),
+    ("system.not_understood_count", "integer", None, False),
+    ("system.fallback_exhausted", "boolean", None, False),
+    ("system.conversation_resuming", "boolean", None, False),
+    ("system.turn_limit_reached", "boolean", None, False),
+    ("system.min_turns_met", "boolean", None, False),
+    ("system.required_slots_filled", "boolean", None, False),
+    ("skill.status", "enum", "skill_status", False),
+)
+FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
+SLOT_FIELD_BASE = len(FIXED_FIELDS)
+# Enum domains whose literals (and facts) are indices: an intent, act or node index. The other
+# enums (skill.status, enum slots) keep their members as strings.
+INTERNED_DOMAINS = frozenset({"intents", "acts", "nodes"})
+
+
+def operator_applies(operator: str, kind: str) -> bool:
+    """Whether `operator` (an `OPERATORS` name) applies to a field of value kind `kind`."""
+    if operator in ORDERING_OPERATORS:
+        return kind in NUMERIC_KINDS
+    if operator == "contains":
+        return kind in TEXT_KINDS
+    return True
+
+
+# --- conditions -----------------------------------------------------------------------------
+
+
+class FieldType(NamedTuple):
+    """What a condition may do with one field of a program's field table (`field_types`):
+    the operators that apply to `kind`, and literals of that kind, or null when `nullable`.
+    `members` is how many indices an interned enum has (`INTERNED_DOMAINS`) or the strings of
+    a string enum (`skill.status`, an enum slot); None for the other kinds."""
+
+    name: str
+    kind: str  # a VALUE_TYPES entry
+    nullable: bool
+    domain: str | None  # a FIXED_FIELDS domain, "slot_values" or None
+    members: int | frozenset[str] | None
+
+
+def field_types(slots: Sequence[Any], intent_count: int,
+                node_count: int) -> tuple[FieldType, ...]:
+    """The field table of a program, by field index: `FIXED_FIELDS`, then one per slot (an
+    unfilled slot reads as null)."""
+    return (*_fixed_field_types(intent_count, node_count), *map(_slot_field, slots))
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_field_types(intent_count: int, node_count: int) -> tuple[FieldType, ...]:
+    members = {"intents": intent_count, "acts": len(ACTS), "nodes": node_count,
+               "skill_status": frozenset(SKILL_STATUSES)}
+    return tuple(FieldType(name, kind, nullable, domain, members.get(domain))
+                 for name, kind, domain, nullable in FIXED_FIELDS)
+
+
+def _slot_field(slot: Any) -> FieldType:  # an ir.Slot
+    if slot.value_type == "enum":
+        return FieldType("slots." + slot.name, "enum", True, "slot_values", frozenset(slot.values))
+    return FieldType("slots." + slot.name, slot.value_type, True, None, None)
+
+
+def check_condition(condition: Any, fields: Sequence[FieldType]) -> str | None:
+    """What is wrong with an opcode tree (None when nothing is; None itself is "always"):
+    its shape (`_shape_problem`), its depth (at most `MAX_CONDITION_DEPTH` and/or/not levels)
+    and every leaf against `fields` (`_leaf_problem`). Walked level by level, never recursing."""
+    level, depth = [condition] if condition is not None else [], 0
+    while level:
+        below = []
+        for c in level:
+            op = c[0] if type(c) is list and c else None
+            if op == OP_LEAF and type(op) is int and len(c) == 4:
+                problem = _leaf_problem(c, fields)
+                if problem is not None:
+                    return problem
+            elif op == OP_NOT and type(op) is int and len(c) == 2 and depth < MAX_CONDITION_DEPTH:
+                below.append(c[1])
+            elif (op == OP_AND or op == OP_OR) and type(op) is int and len(c) == 2 and \
+                    type(c[1]) is list and c[1] and depth < MAX_CONDITION_DEPTH:
+                below += c[1]
+            else:
+                shape = _shape_problem(c)
+                if shape is not None:
+                    return f"has a malformed condition ({shape})"
+                return f"has a condition nested more than {MAX_CONDITION_DEPTH} levels deep"
+        level, depth = below, depth + 1
+    return None
+
+
+def _shape_problem(c: Any) -> str | None:
+    """What makes `c` no opcode list: [OP_LEAF, operator, field, value], [OP_NOT, c] or
+    [OP_AND or OP_OR, non-empty list]."""
+    if type(c) is not list or not c:
+        return f"{_shown(c)} where an opcode list belongs"
+    op = c[0]
+    if type(op) is not int or op not in (OP_AND, OP_OR, OP_NOT, OP_LEAF):
+        return f"unknown opcode {_shown(op)}"
+    if len(c) != (4 if op == OP_LEAF else 2):
+        return f"opcode {op} with {len(c) - 1} operands"
+    if op in (OP_AND, OP_OR) and (type(c[1]) is not list or not c[1]):
+        return f"{'and' if op == OP_AND else 'or'} over {_shown(c[1])}, not a non-empty list"
+    return None
+
+
+def _leaf_problem(leaf: list, fields: Sequence[FieldType]) -> str | None:
+    """What is wrong with one `[OP_LEAF, operator, field, value]` (None when nothing is): the
+    field and operator exist, the operator applies to the field's kind (`operator_applies`)
+    and the literal is of the field's type (`_literal_expected`)."""
+    _, operator, field, value = leaf
+    if type(field) is not int or not 0 <= field < len(fields):
+        return f"has a condition that reads unknown field index {_shown(field)}"
+    if type(operator) is not int or not 0 <= operator < len(OPERATORS):
+        return f"has a condition that uses unknown operator {_shown(operator)}"
+    name, ftype = OPERATORS[operator], fields[field]
+    if not operator_applies(name, ftype.kind):
+        rule = "ordering operators need" if name in ORDERING_OPERATORS else f"{name} needs"
+        kinds = NUMERIC_KINDS if name in ORDERING_OPERATORS else TEXT_KINDS
+        return (f"compares {_name(ftype.name)} ({ftype.kind}) with {name}; {rule} a field of "
+                f"kind {' or '.join(sorted(kinds))}")
+    expected = _literal_expected(name, ftype, value)
+    if expected is not None:
+        return f"compares {_name(ftype.name)} with {name} {_shown(value)}; it needs {expected}"
+    return None
+
+
+def _literal_expected(operator: str, ftype: FieldType, value: Any) -> str | None:
+    """None when `value` is a literal `operator` can compare a field of type `ftype` with,
+    else what it should be, in words."""
+    if operator == "equals" or operator == "not_equals":
+        return None if _is_member(ftype, value) else _member_words(ftype)
+    if operator in NO_VALUE_OPERATORS:
+        return None if value is None else "no value"
+    if operator in ORDERING_OPERATORS:
+        whole = ftype.kind != "integer" or type(value) is int
+        return None if whole and _is_number(value) else _KIND_WORDS[ftype.kind]
+    if operator == "contains":
+        return None if type(value) is str else "a string"
+    if type(value) is list and value and all(_is_member(ftype, v) for v in value):
+        return None  # in, not_in: the last operators of OPERATORS
+    return "a non-empty list, each item " + _member_words(ftype)
+
+
+def _is_member(ftype: FieldType, value: Any) -> bool:
+    """Whether `value` is one value of the field (`equals`, an item of `in`)."""
+    if value is None:
+        return ftype.nullable
+    kind = ftype.kind
+    if kind in TEXT_KINDS:
+        return type(value) is str
+    if kind == "integer":
+        return type(value) is int and fits_int64(value)
+    if kind == "number":
+        return _is_number(value)
+    if kind == "boolean":
+        return type(value) is bool
+    if ftype.domain in INTERNED_DOMAINS:
+        return type(value) is int and 0 <= value < ftype.members
+    return type(value) is str and value in ftype.members
+
+
+def _is_number(value: Any) -> bool:
+    """An int that fits in 64 bits or a finite float (a bool is not a number)."""
+    if type(value) is int:
+        return fits_int64(value)
+    return type(value) is float and math.isfinite(value)
+
+
+_KIND_WORDS = {"string": "a string", "email": "a string", "integer": "a whole number",
+               "number": "a number", "boolean": "true or false"}
+
+
+def _member_words(ftype: FieldType) -> str:
+    """One value of the field, in words (for `equals` and the items of `in`)."""
+    if ftype.kind == "enum" and not ftype.members:  # only null can be compared with
+        why = "the program declares no intents" if ftype.domain == "intents" else \
+            f"{_name(ftype.name)} has no values"
+        return f"null ({why})"
+    if ftype.domain in INTERNED_DOMAINS:
+        words = f"an index into its {ftype.members} {ftype.domain}"
+    elif ftype.kind == "enum":
+        shown = sorted(ftype.members)
+        words = "one of " + ", ".join(map(_shown, shown[:6])) + (", ..." if len(shown) > 6 else "")
+    else:
+        words = _KIND_WORDS[ftype.kind]
+    return words + (" or null" if ftype.nullable else "")
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A literal for a message, on one short line whatever it holds: strings as JSON (ASCII
+    escapes unless printable: no line breaks), containers described, never printed (they may
+    be nested thousands deep)."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return f"a map of {len(value)}"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=not value.isprintable())
+    elif value is None or isinstance(value, bool):
+        text = json.dumps(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _name(text: str) -> str:
+    """A node, slot, intent or transition name for a message: as it is when plain, else as a
+    literal (`_shown`)."""
+    return text if _NAME.fullmatch(text) else _shown(text)
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.]+")

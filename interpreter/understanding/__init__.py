@@ -1,0 +1,12 @@
+"""Understanding: what the user meant, as an `NLUResult` (SPEC 6.3).
+
+`nlu` is the boundary the engine and every NLU share: the result, the context an NLU may
+read, the protocol, and the `scripted` NLU (the result comes with the input). `rules` is the
+built-in rules NLU over the dialogue-act `lexicon`. The LLM NLU lives with the other LLM
+plug-ins in `interpreter.llm`.
+
+May import: the core and this room. The core imports only `nlu`.
+"""
+
+ROOM = "plug-in"
+BOUNDARY = ("nlu",)
