@@ -113,7 +113,7 @@ def detail_lines(result: TurnResult, runtime: Runtime) -> list[str]:
 
 
 def llm_lines(entries: list | tuple, full: bool) -> list[str]:
-    """LLM calls of a turn (`llm_client.LLMCall`: a summary line; with `full`, the whole
+    """LLM calls of a turn (`llm.client.LLMCall`: a summary line; with `full`, the whole
     request and the raw answer) and which NLG worded it (`LLMOutcome`)."""
     lines = []
     for entry in entries:

@@ -7,7 +7,7 @@ directly and travels with the text, as a scripted NLU result (like `mgi run --js
 Out: an `InputSpace` with, per node, a strategy of `UserTurn`s (`turn_at`), a strategy of end
 requests (`end_request_at`), and the finite probe set the livelock search tries (`probes_at`).
 After: every text is one transcript line (`transcript_safe`: printable, no ` #`, no surrounding
-spaces); silence is the empty text; every NLU result is a JSON object `nlu.nlu_result` accepts.
+spaces); silence is the empty text; every NLU result is a JSON object `understanding.nlu.nlu_result` accepts.
 All strategies are built here, once per node; a draw builds none (building one costs more than
 drawing from it). Most turns are ready-made and picked by one integer draw (`weighted`):
 hypothesis pays per choice, and a conversation makes one choice a turn.
@@ -35,7 +35,7 @@ from ..slots import SlotRule, check_value
 
 GENERATED, RULES = "generated", "rules"
 
-_COMMENT = re.compile(r"(^|\s)#")  # the transcript comment rule: see fuzz_properties._strip_comment
+_COMMENT = re.compile(r"(^|\s)#")  # the transcript comment rule: see fuzz.properties._strip_comment
 # Acts an NLU may give spoken input (`silence` there is read as null, `negate` as deny).
 SPOKEN_ACTS = tuple(a for a in ir.ACTS if a != "null") + ("negate",)
 F_INTENT = ir.FIELD_INDEX["nlu.intent"]

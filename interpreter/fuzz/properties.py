@@ -305,8 +305,8 @@ def _property(runtime: Any, name: str, number: int, body: str, fail) -> Designer
 
 
 def _strip_comment(raw: str) -> str:
-    # `transcripts._text` again, on purpose (as `_COMMENT`, `load_properties`'s reading and
-    # fuzz_inputs' comment rule): hypothesis also draws the literals of every project module
+    # `transcripts.run._text` again, on purpose (as `_COMMENT`, `load_properties`'s reading and
+    # fuzz.inputs' comment rule): hypothesis also draws the literals of every project module
     # loaded, so loading `transcripts` before the exploration would change what a seed explores.
     match = _COMMENT.search(raw)
     return (raw[:match.start()] if match else raw).strip()

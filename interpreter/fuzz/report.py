@@ -38,7 +38,7 @@ class Coverage:
         self.filled: Counter = Counter()
 
     def record(self, result: Any, entered: str | None) -> None:
-        """One step; `entered`: the node it entered (`fuzz_properties.entered_node`)."""
+        """One step; `entered`: the node it entered (`fuzz.properties.entered_node`)."""
         if entered is not None:
             self.entered[entered] += 1
         if result.user is not None:

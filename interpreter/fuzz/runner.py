@@ -1,7 +1,7 @@
 """`mgi fuzz`: thousands of generated conversations against one compiled scenario.
 
 In: a `Runtime`, `FuzzOptions` (examples, max turns, seed, NLU mode), the designer's properties
-(`fuzz_properties.DesignerProperties`) and a skill registry.
+(`fuzz.properties.DesignerProperties`) and a skill registry.
 Out: a `FuzzReport` (`fuzz.report`): per property, held or violated with the shrunk
 conversation; the coverage; the counts and the time.
 After: no example database was written (hypothesis keeps only its own caches of the loaded

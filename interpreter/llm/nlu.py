@@ -6,7 +6,7 @@ it: `llm`, `llm (repaired: ...)`, or `rules (llm fallback: REASON)`.
 After: the result is always one the router can read, whatever the server did. The answer is
 asked for with structured output (`json_schema`; after a 400, `json_object`, then the schema in
 the prompt alone; the step down is remembered) and validated strictly against the type of
-`llm_prompts.reading_type` either way. An invalid answer gets one repair request that quotes
+`llm.prompts.reading_type` either way. An invalid answer gets one repair request that quotes
 the validation error; an answer still invalid, an error, a timeout or a spent turn budget
 hands the turn to the fallback NLU. Nothing here raises.
 
