@@ -38,7 +38,7 @@ def command(name: str) -> list[str]:
     script = BIN / name
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", {"mgi": "interpreter.cli.main", "mgc": "compiler.cli"}[name]]
+    return [sys.executable, "-m", {"mgi": "interpreter.cli", "mgc": "compiler"}[name]]
 
 
 def ensure_ir() -> None:
