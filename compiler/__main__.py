@@ -1,18 +1,11 @@
-"""`mgc` and `python -m compiler`: the command line, imported only once Ctrl-C is caught.
+"""`mgc` and `python -m compiler`: the command line, entered through `interpreter.cli.enter`
+so that a Ctrl-C while it loads ends with exit 130."""
 
-The console script imports this module, which imports nothing else, so a Ctrl-C that arrives
-while the command line is still loading ends the run with exit 130 and no traceback.
-"""
-
-import sys
+from interpreter.cli import enter
 
 
 def main() -> None:
-    try:
-        from .cli import main as run
-    except KeyboardInterrupt:
-        sys.exit(130)
-    run()
+    enter("compiler.cli")
 
 
 if __name__ == "__main__":

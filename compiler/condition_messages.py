@@ -6,11 +6,13 @@ syntax both the parser and the printer use, and the nesting limit.
 
 from __future__ import annotations
 
+from interpreter.fields import MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS
 from interpreter.ir import OPERATORS
 
-# And/or/not levels allowed above a leaf; also the limit on nested parentheses. Deeper input
-# is certainly a generator gone wrong, and the limit keeps every later recursive pass safe.
-MAX_DEPTH = 64
+# And/or/not levels allowed above a leaf (the loader refuses deeper ones too); also the limit
+# on nested parentheses. Deeper input is certainly a generator gone wrong, and the limit keeps
+# every later recursive pass safe.
+MAX_DEPTH = MAX_CONDITION_DEPTH
 
 # Operator name -> expression syntax. The parser reads these back, the printer writes them.
 OPERATOR_SYNTAX: dict[str, str] = {
@@ -19,7 +21,6 @@ OPERATOR_SYNTAX: dict[str, str] = {
     "in": "in", "not_in": "not in", "contains": "contains",
     "is_empty": "is empty", "is_not_empty": "is not empty",
 }
-NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})
 KEYWORDS = frozenset({"and", "or", "not", "in", "contains", "is", "empty", "true", "false", "null"})
 FORM_KEYS = ("field", "and", "or", "not")  # exactly one of these decides an object's form
 CONDITION_KEYS = ("field", "operator", "value", "and", "or", "not")

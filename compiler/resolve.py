@@ -294,10 +294,10 @@ def skill_args_problems(args: dict) -> list[tuple[str, str]]:
 def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
     for name, intent in scenario.intents.items():
         for i, pattern in enumerate(intent.patterns):
-            found = regex_error(pattern, patterns.INTENT)
+            found = patterns.problem(pattern, patterns.INTENT)  # the loader's rule too
             if found is None:
                 continue
-            diags.report("E012", f"invalid regex: {found.message}" if found.invalid else found.message,
+            diags.report("E012", found.text,
                          join("/intents", name, "patterns", i),
                          hint="fix the regular expression (Python `re` syntax)" if found.invalid
                          else found.hint)
@@ -358,7 +358,7 @@ def bound_problems(slot: SlotDef) -> list[tuple]:
     if slot.min_length is not None and slot.max_length is not None and slot.min_length > slot.max_length:
         problems.append(("min_length", f"min_length ({slot.min_length}) is greater than "
                                        f"max_length ({slot.max_length})"))
-    found = regex_error(slot.pattern, patterns.SLOT) if slot.pattern is not None else None
+    found = patterns.problem(slot.pattern, patterns.SLOT) if slot.pattern is not None else None
     if found is not None and found.invalid:
         problems.append(("pattern", f"invalid pattern: {found.message}"))
     elif found is not None:
@@ -368,13 +368,6 @@ def bound_problems(slot: SlotDef) -> list[tuple]:
 
 def _escape_key(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
-
-
-def regex_error(pattern: str, use: patterns.Use) -> patterns.Problem | None:
-    """Why `pattern` cannot be used as `use` says (not a regex, or a matching time that
-    could grow too fast), or None; the rule is `interpreter.patterns`', so that the loader
-    refuses the same patterns in a hand-made IR file."""
-    return patterns.problem(pattern, use)
 
 
 def _hint_suffix(name: str, candidates: Names) -> str:

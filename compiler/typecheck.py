@@ -27,19 +27,15 @@ from dataclasses import dataclass, field
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
+from interpreter.fields import (LIST_OPERATORS, NO_VALUE_OPERATORS, NUMERIC_KINDS,
+                                ORDERING_OPERATORS, TEXT_KINDS, VALUE_TYPES)
 from interpreter.ir import (
     ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SKILL_STATUSES, fits_int64,
 )
 
-VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
 # The kind of a slot whose definition the schema pass rejected: any operator and value pass,
 # since the one problem is already reported there.
 UNKNOWN = "unknown"
-ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
-LIST_OPERATORS = frozenset({"in", "not_in"})
-NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})
-NUMERIC_KINDS = frozenset({"integer", "number"})
-TEXT_KINDS = frozenset({"string", "email"})
 # Acts an NLU may say that mean a member of ACTS.
 ACT_ALIASES = {"negate": "deny"}
 # Symbols and near-names people write for an operator, read as a did-you-mean.

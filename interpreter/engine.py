@@ -28,7 +28,7 @@ from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
 from .loader import Runtime
 from .wording.nlg import NLG, RenderContext, TemplateNLG
 from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
-from .routing import MOVE, Decision, RoutingError, opening_decision, route_turn
+from .routing import KNOWN_ACTS, MOVE, Decision, RoutingError, opening_decision, route_turn
 from .stores.sessions import MemorySessionStore, SessionStore
 from .skills.registry import SkillRegistry
 from .state import HISTORY_LIMIT, DialogueState, append_history, unstorable_at
@@ -60,9 +60,6 @@ def _refusal(session_id: str, record: tuple[DialogueState, int] | None) -> Engin
         return SessionNotFound(f"no session {session_id}; start it first")
     return SessionComplete(f"session {session_id} is complete ({record[0].complete_reason}); "
                            "start a new session")
-
-
-KNOWN_ACTS = frozenset(ir.ACTS) | {"negate"}  # negate is read as deny, not dropped
 
 
 class TurnResult(msgspec.Struct, omit_defaults=False):

@@ -44,7 +44,7 @@ OP_AND, OP_OR, OP_NOT, OP_LEAF = 0, 1, 2, 3
 MAX_CONDITION_DEPTH = 64
 
 # Which operator applies to which kind of value, and what its literal is: the type rules of
-# conditions, one table for the IR checks here (the compiler's type check says the same).
+# conditions, one table for the IR checks here and the compiler's type check.
 VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email")
 ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
 LIST_OPERATORS = frozenset({"in", "not_in"})  # a non-empty list of members

@@ -283,8 +283,9 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
     conditions (against `fields`); a node's own contents are checked when it is decoded
     (`check_node`)."""
     _check_directory(body)
-    if name_problem(body.name) is not None:
-        raise _error(f"scenario name {_shown(body.name)}", f"contains {name_problem(body.name)[1]}")
+    misplaced = name_problem(body.name)
+    if misplaced is not None:
+        raise _error(f"scenario name {_shown(body.name)}", f"contains {misplaced[1]}")
     if not 0 <= body.entry < len(body.nodes):
         raise _error(f"entry index {body.entry}", "is out of range")
     for act in body.closing_acts:
@@ -328,11 +329,8 @@ def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
     try:
         return tuple(patterns.compile_pattern(pattern, patterns.INTENT)  # bounded time
                      for pattern in intent.patterns)
-    except (re.error, OverflowError, RecursionError, ValueError) as error:
-        message = "nested too deeply" if isinstance(error, RecursionError) else \
-            str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise _error(f"intent {_name(intent.name)}",
-                     f"has an invalid pattern ({message})") from None
+    except patterns.PatternError as error:  # the one place a pattern is judged
+        raise _error(f"intent {_name(intent.name)}", f"has an invalid pattern ({error})") from None
 
 
 def check_node(node: Node, index: int, nodes: NodeList) -> None:

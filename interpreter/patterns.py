@@ -81,6 +81,11 @@ class Problem(NamedTuple):
     hint: str | None = None
     invalid: bool = False  # not a regular expression at all
 
+    @property
+    def text(self) -> str:
+        """The message as reported: a syntax error says that it is one."""
+        return f"invalid regex: {self.message}" if self.invalid else self.message
+
 
 class PatternError(ValueError):
     """A pattern `compile_pattern` refuses; the message is one line."""
@@ -108,8 +113,7 @@ def compile_pattern(pattern: str, use: Use) -> re.Pattern:
     """`pattern` compiled for `use`, or `PatternError` saying why it is refused."""
     found = problem(pattern, use)
     if found is not None:
-        detail = f"invalid regex: {found.message}" if found.invalid else found.message
-        raise PatternError(detail + (f"; {found.hint}" if found.hint else ""))
+        raise PatternError(found.text + (f"; {found.hint}" if found.hint else ""))
     return re.compile(pattern, use.flags)
 
 

@@ -43,6 +43,8 @@ from .state import DialogueState
 ACT_INDEX = {name: i for i, name in enumerate(ir.ACTS)}
 AFFIRM, DENY, INFORM = ACT_INDEX["affirm"], ACT_INDEX["deny"], ACT_INDEX["inform"]
 SILENCE, NULL = ACT_INDEX["silence"], ACT_INDEX["null"]
+NEGATE = "negate"  # an act an NLU may say that is read as deny (SPEC 6.2 step 2)
+KNOWN_ACTS = frozenset(ir.ACTS) | {NEGATE}  # any other act is unknown, read as null
 
 MOVE, STAY, COMPLETE, FALLBACK, OPEN = "move", "stay", "complete", "fallback", "open"
 
@@ -106,7 +108,7 @@ def _corrected(name: str | None, act: int | None, intent: int | None,
                intent_name: str | None) -> tuple[int | None, int, tuple[str, ...]]:
     """The reading rules that change what the NLU said, each with its note."""
     notes: list[str] = []
-    if name == "negate":
+    if name == NEGATE:
         act = DENY
         notes.append("negate read as deny")
     elif act is None:

@@ -1,18 +1,11 @@
-"""`mgi` and `python -m interpreter`: the command line, imported only once Ctrl-C is caught.
+"""`mgi` and `python -m interpreter.cli`: the command line, entered through `enter` so that a
+Ctrl-C while it loads ends with exit 130."""
 
-The console script imports this module, which imports nothing else, so a Ctrl-C that arrives
-while the command line is still loading ends the run with exit 130 and no traceback.
-"""
-
-import sys
+from . import enter
 
 
 def main() -> None:
-    try:
-        from .main import main as run
-    except KeyboardInterrupt:
-        sys.exit(130)
-    run()
+    enter("interpreter.cli.main")
 
 
 if __name__ == "__main__":
