@@ -1,0 +1,62 @@
+"""`memory:`: the service's records in this process only (tests, a one-worker trial run).
+
+Nothing survives the process, and a second worker would see other sessions, so `mgi serve`
+refuses `--workers` above 1 with it (`multi_process` False).
+"""
+
+from __future__ import annotations
+
+import time
+
+from .records import Stored, VersionConflict
+
+
+class MemoryRecordStore:
+    name = "memory"
+    multi_process = False
+
+    def __init__(self, ttl: float):
+        self.ttl = ttl
+        self._records: dict[str, Stored] = {}
+        self._blobs: dict[str, bytes] = {}
+
+    async def get(self, session_id: str) -> Stored | None:
+        stored = self._records.get(session_id)
+        if stored is not None and stored.expires_at <= time.time():
+            del self._records[session_id]
+            return None
+        return stored
+
+    async def put(self, session_id: str, data: bytes, expected_version: int,
+                  now: float) -> int:
+        stored = self._records.get(session_id)
+        if stored is not None and stored.expires_at <= now:  # expired: as if it were gone
+            stored = None
+        current = stored.version if stored is not None else 0
+        if current != expected_version:
+            raise VersionConflict(f"session {session_id} is at version {current}, "
+                                  f"not {expected_version}")
+        version = current + 1
+        self._records[session_id] = Stored(data, version, now, now + self.ttl)
+        return version
+
+    async def delete(self, session_id: str) -> bool:
+        return self._records.pop(session_id, None) is not None
+
+    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
+        self._blobs.setdefault(ir_hash, blob)
+
+    async def get_ir(self, ir_hash: str) -> bytes | None:
+        return self._blobs.get(ir_hash)
+
+    async def ping(self) -> None:
+        return None
+
+    async def sweep(self, now: float) -> int:
+        expired = [sid for sid, stored in self._records.items() if stored.expires_at <= now]
+        for sid in expired:
+            del self._records[sid]
+        return len(expired)
+
+    async def close(self) -> None:
+        self._records.clear()

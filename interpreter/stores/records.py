@@ -1,0 +1,99 @@
+"""The service's session stores: records of bytes with a version check, and IR blobs by hash.
+
+In: a store URL (`sqlite:PATH`, `redis://HOST:PORT/DB`, `memory:`) and the session TTL; then
+`get` / `put` / `delete` of one session's record bytes, and `put_ir` / `get_ir` of the IR
+files sessions run on. Out: `Stored` (the bytes, their version and times) or None.
+After: a `put` whose expected version is not the stored one raises `VersionConflict` and
+changes nothing (0 expects no session: a second create conflicts); a record untouched for
+the TTL is gone (`get` never returns an expired one); an IR blob, once put, stays (live
+sessions keep running on it after a redeploy).
+
+The service encodes the record (the `DialogueState` and what it remembers about messages);
+the stores only keep bytes, so every store holds the same thing and a record written by one
+worker is read by any other. The engine itself still talks to the `SessionStore` protocol of
+`sessions`: the service hands it the record it read, as a one-session store, and saves what the
+engine put through one of these. Each concrete store lives in its own module and is imported
+only when its URL is opened, so `memory:` never loads sqlite3 and nothing here loads redis.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+from .sessions import VersionConflict
+
+__all__ = ["RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
+           "open_store", "DEFAULT_STORE", "DEFAULT_TTL"]
+
+DEFAULT_STORE = "sqlite:mago-sessions.db"
+DEFAULT_TTL = 86400
+
+
+class StoreError(Exception):
+    """The store did not answer (down, locked too long, disk full): one line, no secret."""
+
+
+class StoreURLError(ValueError):
+    """A `--store` value that names no store."""
+
+
+class Stored(NamedTuple):
+    """One session's record as stored."""
+
+    data: bytes
+    version: int
+    updated_at: float  # seconds since the epoch, when it was last put
+    expires_at: float  # updated_at + the TTL
+
+
+class RecordStore(Protocol):
+    """Where the service keeps sessions. Every method may raise `StoreError`."""
+
+    name: str  # "memory", "sqlite" or "redis", for logs and metrics
+    multi_process: bool  # whether several worker processes may share it
+
+    async def get(self, session_id: str) -> Stored | None: ...
+
+    async def put(self, session_id: str, data: bytes, expected_version: int,
+                  now: float) -> int:
+        """Store `data` as version `expected_version + 1` if the stored version is
+        `expected_version` (0: no session yet), else `VersionConflict`; the new version."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove a session; whether there was one."""
+        ...
+
+    async def put_ir(self, ir_hash: str, blob: bytes) -> None: ...
+
+    async def get_ir(self, ir_hash: str) -> bytes | None: ...
+
+    async def ping(self) -> None:
+        """Return when the store answers, else `StoreError`."""
+        ...
+
+    async def sweep(self, now: float) -> int:
+        """Remove expired sessions; how many (a store whose keys expire by themselves: 0)."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def open_store(url: str, ttl: float = DEFAULT_TTL) -> RecordStore:
+    """The store a `--store` URL names (`StoreURLError` with what to write instead)."""
+    if ttl <= 0:
+        raise StoreURLError(f"--session-ttl must be a positive number of seconds, not {ttl}")
+    if url == "memory:":
+        from .memory_store import MemoryRecordStore
+
+        return MemoryRecordStore(ttl)
+    if url.startswith("sqlite:"):
+        from .sqlite_store import SQLiteRecordStore
+
+        return SQLiteRecordStore.from_url(url, ttl)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .redis_store import RedisRecordStore
+
+        return RedisRecordStore.from_url(url, ttl)
+    raise StoreURLError(f"unknown store {url!r}; use sqlite:PATH, redis://HOST:PORT/DB "
+                        "or memory:")

@@ -1,0 +1,179 @@
+"""`redis://HOST:PORT/DB`: the service's records in Redis, shared by workers on many hosts.
+
+In: a `redis://`, `rediss://` (TLS) or `unix://` URL, as redis-py reads it (a password as
+`redis://:PASSWORD@HOST:PORT/DB`), and the session TTL; then the `RecordStore` calls of
+`records`. Out: `Stored` records, new versions, IR blobs.
+After: a session is one hash at `mago:session:{id}` with fields `v` (version), `d` (the record
+bytes) and `u` (updated_at), whose key expires `ttl` after its last put (Redis removes it, so
+`sweep` has nothing to do); `expires_at` is `u + ttl`. A put is one Lua script, run by Redis
+alone: it compares the version, writes the three fields and sets the expiry, or returns -1
+and changes nothing (`VersionConflict`). A script resent with the same version, bytes and
+time as the write already stored (redis-py resends a command when the answer timed out) is
+answered with that write's version, so a put that succeeded is never reported as a conflict.
+IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. A `get` is one HMGET,
+a put one EVALSHA (redis-py loads the script when the server does not know it yet).
+
+A command that fails to reach Redis is sent once more on a new connection (`RETRIES`), each
+attempt cut after `TIMEOUT_SECONDS`; then it is a `StoreError` of one line that names the host
+and never the password, as is any error Redis answers. Creating the store connects to
+nothing (the first call does), so a worker starts while Redis is still coming up; `ping` says
+whether it answers. The client is redis-py's asyncio one (with hiredis when it is installed),
+its bytes as they are.
+Durability is Redis's: with `appendonly yes` and `appendfsync always` an acknowledged put
+survives a killed Redis; with `everysec` up to a second of puts may be lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from urllib.parse import unquote, urlsplit
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import AuthenticationError, RedisError, ResponseError
+
+from .records import Stored, StoreError, StoreURLError, VersionConflict
+
+TIMEOUT_SECONDS = 5.0  # to connect, and for each answer
+RETRIES = 1  # a command that failed to reach Redis is sent once more, on a new connection
+HEALTH_CHECK_SECONDS = 30  # a connection idle that long is PINGed before it is used again
+SESSION_KEY = "mago:session:"
+IR_KEY = "mago:ir:"
+DB_PATH = re.compile(r"(/[0-9]*)?")
+FAILURES = (RedisError, OSError, asyncio.TimeoutError)
+
+# KEYS[1] the session; ARGV: expected version, data, updated_at, TTL in milliseconds.
+CAS_SCRIPT = """
+local stored = redis.call('HMGET', KEYS[1], 'v', 'd', 'u')
+local current = tonumber(stored[1] or '0')
+local expected = tonumber(ARGV[1])
+if current ~= expected then
+  if current == expected + 1 and stored[2] == ARGV[2] and stored[3] == ARGV[3] then
+    return current
+  end
+  return -1
+end
+redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2], 'u', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return current + 1
+"""
+
+
+def where(url: str) -> tuple[str, str]:
+    """(HOST:PORT or the socket path, the password or "") of a Redis URL."""
+    parts = urlsplit(url)
+    password = unquote(parts.password or "")
+    if parts.scheme == "unix":
+        if not parts.path:
+            raise StoreURLError("unix:// needs the socket's path, e.g. "
+                                "unix:///run/redis/redis.sock?db=0")
+        return parts.path, password
+    example = f"write {parts.scheme}://HOST:PORT/DB, e.g. {parts.scheme}://127.0.0.1:6379/0"
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        raise StoreURLError(f"redis store URL has a bad port; {example}") from None
+    if not parts.hostname:
+        raise StoreURLError(f"redis store URL names no host; {example}")
+    if not DB_PATH.fullmatch(parts.path):
+        raise StoreURLError(f"redis store URL: database {parts.path.lstrip('/')!r} is not a "
+                            f"number; {example}")
+    return f"{parts.hostname}:{port}", password
+
+
+class RedisRecordStore:
+    name = "redis"
+    multi_process = True
+
+    def __init__(self, client: aioredis.Redis, ttl: float, address: str, password: str = ""):
+        self.ttl, self.address = ttl, address
+        self._ttl_ms = max(1, round(ttl * 1000))
+        self._password = password
+        self._client = client
+        self._cas = client.register_script(CAS_SCRIPT)
+
+    @classmethod
+    def from_url(cls, url: str, ttl: float) -> RedisRecordStore:
+        address, password = where(url)
+        try:
+            client = aioredis.from_url(
+                url, decode_responses=False, socket_timeout=TIMEOUT_SECONDS,
+                socket_connect_timeout=TIMEOUT_SECONDS,
+                health_check_interval=HEALTH_CHECK_SECONDS,
+                retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.1), RETRIES))
+        except (ValueError, TypeError) as exc:
+            raise StoreURLError(f"redis store URL: {cls._scrub(str(exc), password)}; write "
+                                "redis://[:PASSWORD@]HOST:PORT/DB") from None
+        return cls(client, ttl, address, password)
+
+    @staticmethod
+    def _scrub(text: str, password: str) -> str:
+        text = " ".join(text.split()).rstrip(".")
+        return text.replace(password, "***") if password else text
+
+    def _failure(self, exc: BaseException) -> StoreError:
+        text = self._scrub(str(exc), self._password) or type(exc).__name__
+        if isinstance(exc, AuthenticationError):
+            return StoreError(f"redis store at {self.address} refused the password: {text}; "
+                              "check the password in --store redis://:PASSWORD@HOST:PORT/DB")
+        if isinstance(exc, ResponseError):
+            return StoreError(f"redis store at {self.address} refused the command: {text}")
+        return StoreError(f"redis store at {self.address} did not answer: {text}")
+
+    async def get(self, session_id: str) -> Stored | None:
+        try:
+            version, data, updated = await self._client.hmget(
+                SESSION_KEY + session_id, "v", "d", "u")
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+        if version is None or data is None or updated is None:
+            return None
+        updated_at = float(updated)
+        return Stored(data, int(version), updated_at, updated_at + self.ttl)
+
+    async def put(self, session_id: str, data: bytes, expected_version: int,
+                  now: float) -> int:
+        try:
+            version = await self._cas(keys=[SESSION_KEY + session_id],
+                                      args=[expected_version, data, repr(now), self._ttl_ms])
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+        if version < 0:
+            raise VersionConflict(f"session {session_id} is not at version {expected_version};"
+                                  " reload it and retry")
+        return version
+
+    async def delete(self, session_id: str) -> bool:
+        try:
+            return await self._client.delete(SESSION_KEY + session_id) > 0
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
+        try:
+            await self._client.set(IR_KEY + ir_hash, blob, nx=True)
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def get_ir(self, ir_hash: str) -> bytes | None:
+        try:
+            return await self._client.get(IR_KEY + ir_hash)
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def ping(self) -> None:
+        try:
+            await self._client.ping()
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def sweep(self, now: float) -> int:
+        return 0  # every session key expires by itself
+
+    async def close(self) -> None:
+        try:
+            await self._client.aclose()
+        except FAILURES:
+            pass  # closing a connection that is already gone
