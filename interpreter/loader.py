@@ -240,7 +240,11 @@ class Runtime:
 def load_program(path: str | os.PathLike, verify: bool = False) -> Runtime:
     """Read, check and prepare an IR file; every failure is an `ir.IRError`. Node tables are
     built on first use; `verify` builds and checks them all now (`Runtime.check_all`)."""
-    data = _read(path)
+    return load_program_bytes(_read(path), verify)
+
+
+def load_program_bytes(data: bytes, verify: bool = False) -> Runtime:
+    """`load_program` of IR bytes already read (the service keeps IR files in its store)."""
     try:
         with ir.without_cycle_collection():
             envelope, program = ir.decode_ir(data)

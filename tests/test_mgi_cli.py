@@ -384,8 +384,9 @@ def test_importing_the_cli_loads_no_engine():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     # files and streams import only os, stat and sys
     assert done.stdout.strip() == ("['interpreter.cli', 'interpreter.cli.console', "
-                                   "'interpreter.cli.main', 'interpreter.cli.streams', "
-                                   "'interpreter.files']")
+                                   "'interpreter.cli.main', 'interpreter.cli.plugins', "
+                                   "'interpreter.cli.streams', 'interpreter.files', "
+                                   "'interpreter.service', 'interpreter.service.command']")
 
 
 # --- the terminal ---------------------------------------------------------------------------

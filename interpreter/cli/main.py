@@ -25,6 +25,9 @@ from typing import IO, Any, Iterator
 from .. import __version__, files
 from . import streams
 from .console import LEVELS
+from ..service.command import add_serve_parser
+from .plugins import (InputError, LazyRulesNLU, add_llm_options, llm_plugins, llm_settings,
+                      skill_registry)
 
 MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
 HISTORY_FILE = "~/.mago_history"
@@ -34,8 +37,7 @@ SESSION_ID = "cli"
 TURN_KEYS = frozenset(("user", "nlu"))
 
 
-class InputError(Exception):
-    """Bad usage or input: one line on stderr, exit 2."""
+
 
 
 class LineError(Exception):
@@ -65,17 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "llm: a chat-completions server (default: rules)")
     run.add_argument("--nlg", dest="nlg_name", choices=("template", "llm"), default="template",
                      help="llm: a chat-completions server words the replies (default: template)")
-    run.add_argument("--llm-url", metavar="URL",
-                     help="chat-completions base URL, e.g. http://localhost:11434/v1 "
-                          "(default: $MAGO_LLM_URL)")
-    run.add_argument("--llm-model", metavar="NAME", help="model name (default: $MAGO_LLM_MODEL)")
-    run.add_argument("--llm-api-key", metavar="KEY",
-                     help="bearer token (default: $MAGO_LLM_API_KEY; prefer the environment)")
-    run.add_argument("--llm-timeout", metavar="SECONDS",
-                     help="time limit of one request, from connecting to the answer's last "
-                          "byte (default: $MAGO_LLM_TIMEOUT or 10)")
-    run.add_argument("--llm-budget", metavar="SECONDS",
-                     help="time a turn may spend on LLM calls (default: $MAGO_LLM_BUDGET or 15)")
+    add_llm_options(run)
     run.add_argument("--output-level", dest="level", choices=LEVELS, default="chat",
                      help="how much to show besides the words (default: chat)")
     run.add_argument("--script", metavar="FILE|-",
@@ -94,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_option(test)
     test.set_defaults(handler=test_command)
     add_fuzz_parser(commands)
+    add_serve_parser(commands, lambda serve: (add_llm_options(serve), add_limit_option(serve)))
     return parser
 
 
@@ -189,7 +182,7 @@ def fuzz_command(args: argparse.Namespace) -> int:
     runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     try:
         report = run_fuzz(runtime, args.ir_file, options, args.properties, args.transcripts,
-                          skill_registry(runtime), Progress(args.examples))
+                          skill_registry(runtime, note), Progress(args.examples))
     except FuzzError as error:
         raise InputError(str(error)) from None
     emit([render_json(report) if args.fmt == "json" else render_human(report)])
@@ -216,23 +209,6 @@ def load_runtime(path: str, verify: bool = False) -> Any:
         raise InputError(message if path in message else f"{path}: {message}") from None
 
 
-class LazyRulesNLU:
-    """The rules NLU, built on its first parse: the opening is printed without waiting for it."""
-
-    name = "rules"
-
-    def __init__(self, program: Any):
-        self.program = program
-        self._nlu = None
-
-    def parse(self, text: str, context: Any) -> Any:
-        if self._nlu is None:
-            from ..understanding.rules import RulesNLU
-
-            self._nlu = RulesNLU(self.program)
-        return self._nlu.parse(text, context)
-
-
 class Conversation:
     """One session of `mgi run`: runs turns on the engine and prints them."""
 
@@ -245,7 +221,7 @@ class Conversation:
         self.scripted = nlu_name == "scripted"
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
         nlu, nlg, self.journal = llm_plugins(llm, runtime, nlu_name, nlg_name, nlu)
-        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime))
+        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note))
         self.llm_warned = False
         self.level = level
         self.as_json = as_json
@@ -299,51 +275,6 @@ class Conversation:
         if warning:
             note(f"mgi: warning: {warning}")
             self.llm_warned = True
-
-
-def llm_settings(args: argparse.Namespace) -> Any:
-    """`LLMSettings` when `--nlu llm` or `--nlg llm` asks for a server, else None; an
-    incomplete or malformed setting is one `InputError` line."""
-    wanted = [f"--{kind} llm" for kind, name in (("nlu", args.nlu_name), ("nlg", args.nlg_name))
-              if name == "llm"]
-    if not wanted:
-        return None
-    from ..llm.client import LLMConfigError, settings_from
-
-    try:
-        return settings_from(args.llm_url, args.llm_model, args.llm_api_key, args.llm_timeout,
-                             args.llm_budget, needed_by=" and ".join(wanted))
-    except LLMConfigError as error:
-        raise InputError(str(error)) from None
-
-
-def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
-                nlu: Any) -> tuple[Any, Any, Any]:
-    """(NLU, NLG or None for the template, journal or None) for the chosen plug-ins; the LLM
-    NLU falls back to `nlu` (the rules NLU)."""
-    if settings is None:
-        return nlu, None, None
-    from ..llm.client import ChatClient, LLMJournal
-    from ..llm.nlg import LLMNLG
-    from ..llm.nlu import LLMNLU
-
-    journal = LLMJournal()
-    client = ChatClient(settings, journal)
-    return (LLMNLU(client, runtime.program, nlu) if nlu_name == "llm" else nlu,
-            LLMNLG(client) if nlg_name == "llm" else None, journal)
-
-
-def skill_registry(runtime: Any) -> Any:
-    """Built-in skills, plus installed plug-ins only when the scenario has a skill node:
-    looking for plug-ins scans every installed package, which a start-up need not pay for."""
-    from .. import ir
-    from ..skills.registry import SkillRegistry
-
-    registry = SkillRegistry.default(
-        discover=ir.EXECUTOR_SKILL in ir.node_executors(runtime.program))  # nodes stay encoded
-    for problem in registry.problems:
-        note(f"mgi: warning: {problem}")
-    return registry
 
 
 def emit(lines: list[str]) -> None:
