@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 SCENARIOS := $(wildcard scenarios/*.json)
 IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
-.PHONY: setup demo test build bench fuzz clean
+.PHONY: setup demo test build bench fuzz serve clean
 
 setup: $(STAMP)
 
@@ -28,11 +28,18 @@ demo: $(STAMP) build/senimate.ir
 	@echo "Chat with SeniMate yourself:  $(BIN)/mgi run build/senimate.ir   (/quit or Ctrl-D ends;"
 	@echo "add --output-level detailed to see why each turn goes where it goes)"
 
+# The service on this machine only, sessions in build/mago-sessions.db (README "Running the
+# service"); Ctrl-C stops it.
+serve: $(STAMP) $(IRS)
+	$(BIN)/mgi serve $(IRS) --host 127.0.0.1 --port 8080 --store sqlite:build/mago-sessions.db
+
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The peers of the comparison (langgraph, psutil) come from the `bench` extra, installed
-# only here. BENCH_ARGS=--quick is a smoke run; --only turns,compile,throughput,startup.
+# The peers of the comparison (langgraph, langgraph-checkpoint-sqlite, psutil, litestar) come
+# from the `bench` extra, installed only here; the service section's load generator (wrk) and
+# the Redis store's server are installed with apt when missing (sudo when not root).
+# BENCH_ARGS=--quick is a smoke run; --only turns,compile,throughput,startup,service.
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 
@@ -41,6 +48,9 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP) build/senimate.ir
+	@need=$$(for p in wrk redis-server; do command -v $$p >/dev/null || echo $$p; done); \
+	if [ -n "$$need" ]; then sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get install -y $$need || { $$sudo apt-get update && $$sudo apt-get install -y $$need; }; fi
 	$(BIN)/python tests/benchmarks/bench.py $(BENCH_ARGS)
 
 # The long randomized run: every property with FUZZ_SCALE times its CI examples (hours on 2

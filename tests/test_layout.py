@@ -4,8 +4,10 @@ The core is every module at the top of `interpreter/`; every subpackage is a roo
 `__init__` says what kind it is (`ROOM = "plug-in"`, `"store"` or `"tool"`) and which of its
 modules are the boundaries the core talks to (`BOUNDARY`). The core imports only the core
 and boundaries; a plug-in or a store imports the core, boundaries and its own room; a tool
-imports anything. The rules are read from the source (every import, at any depth in a
-module), not from a list of today's files, so a new module is checked the day it is added.
+imports anything. No room but a tool loads a heavy stack, except that a store may load its
+own database driver (`STORE_DRIVERS`). The rules are read from the source (every import, at
+any depth in a module), not from a list of today's files, so a new module is checked the day
+it is added.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ PACKAGE = ROOT / "interpreter"
 KINDS = ("plug-in", "store", "tool")
 HEAVY = ("compiler", "lark", "networkx", "hypothesis", "litestar", "uvicorn", "starlette",
          "fastapi", "redis", "prometheus_client")
+STORE_DRIVERS = ("redis",)  # the heavy stacks a store room may import: its drivers, no other
 
 
 class Room(NamedTuple):
@@ -122,9 +125,12 @@ def test_the_core_and_the_plug_ins_never_import_the_compiler_or_the_heavy_stacks
     known = rooms()
     for path in sources():
         here = room_of(path, known)
-        if here != "core" and known[here].kind == "tool":
+        kind = "core" if here == "core" else known[here].kind
+        if kind == "tool":
             continue
-        heavy = {m for m in imported(path) if m.split(".")[0] in HEAVY}
+        allowed = STORE_DRIVERS if kind == "store" else ()
+        heavy = {m for m in imported(path) if m.split(".")[0] in HEAVY
+                 and m.split(".")[0] not in allowed}
         assert not heavy, f"{path.relative_to(ROOT)} imports {sorted(heavy)}"
 
 
@@ -142,3 +148,25 @@ def test_the_top_level_is_small_and_no_file_is_long():
     for path in sources() + sorted((ROOT / "compiler").glob("*.py")):
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines <= 600, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+def test_the_service_imports_the_compiler_only_inside_its_design_time_handlers():
+    """SPEC 11: `/session/json` and `/session/validate` compile in the server; nothing else
+    in the service may load the compiler, so a server that never gets one never imports it."""
+    for path in sorted((PACKAGE / "service").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {n.module or "" for n in tree.body if isinstance(n, ast.ImportFrom)} | \
+            {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+        assert not {m for m in top if m.split(".")[0] == "compiler"}, path.name
+        inside = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                  and (n.module or "").split(".")[0] == "compiler"}
+        assert not inside or path.name == "design.py", f"{path.name} imports {inside}"
+
+
+def test_mgi_run_loads_neither_the_web_stack_nor_redis():
+    code = ("import sys\nfrom interpreter.cli.main import build_parser\nbuild_parser()\n"
+            "import interpreter.engine, interpreter.cli.plugins\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

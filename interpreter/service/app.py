@@ -1,0 +1,308 @@
+"""The ASGI application: the endpoints of SPEC 11 over `sessions`, `design` and the store.
+
+In: a `ServeConfig` (from `mgi serve`, through the environment to every worker). Out: an
+ASGI callable for uvicorn: HTTP requests, and the lifespan (open the store and publish the
+registered IRs at start-up, sweep expired sessions, close the store at shutdown).
+After: every answer is JSON with the status of the table, every failure the envelope of
+`http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
+answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
+request; with `MAGO_API_KEY` set every endpoint but `/healthz` and `/readyz` wants
+`Authorization: Bearer KEY` (compared in constant time, never logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+import time
+import traceback
+from typing import Any
+
+import msgspec
+
+from .. import __version__
+from ..state import history_entries
+from ..stores.records import RecordStore, StoreError, open_store
+from . import api
+from .design import Designer
+from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
+                   read_body)
+from .logs import RequestLog, stamp
+from .metrics import CONTENT_TYPE, Metrics
+from .openapi import document
+from .registry import Registry, load_scenarios
+from .sessions import Plugins, Sessions
+
+CONFIG_ENV = "MAGO_SERVE_CONFIG"
+API_KEY_ENV = "MAGO_API_KEY"
+READY_TIMEOUT = 2.0
+PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key
+
+
+class ServeConfig(msgspec.Struct, kw_only=True):
+    paths: list[str]
+    store: str
+    ttl: float = 86400
+    nlu: str = "rules"
+    nlg: str = "template"
+    llm: dict[str, Any] | None = None  # the raw --llm-* options, read again in each worker
+    dynamic: bool = True
+    alert_url: str | None = None
+    log_level: str = "info"
+
+
+def from_environment() -> "ServiceApp":
+    """uvicorn's factory in each worker: the config `mgi serve` put in the environment."""
+    return ServiceApp(msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig))
+
+
+def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
+    from ..cli.plugins import LazyRulesNLU, skill_registry
+    from ..wording.nlg import TemplateNLG
+
+    client = None
+    if config.llm is not None:
+        from ..llm.client import ChatClient, settings_from
+
+        client = ChatClient(settings_from(**config.llm))
+
+    def make(runtime: Any) -> tuple[Any, Any, Any]:
+        nlu = LazyRulesNLU(runtime.program)
+        if config.nlu == "llm":
+            from ..llm.nlu import LLMNLU
+
+            nlu = LLMNLU(client, runtime.program, nlu)
+        nlg = TemplateNLG()
+        if config.nlg == "llm":
+            from ..llm.nlg import LLMNLG
+
+            nlg = LLMNLG(client)
+        return nlu, nlg, skill_registry(runtime, lambda line: log.event("warning", line))
+
+    return Plugins(make, blocking=client is not None)
+
+
+class ServiceApp:
+    def __init__(self, config: ServeConfig):
+        self.config = config
+        self.log = RequestLog(config.log_level)
+        self.metrics = Metrics()
+        self.scenarios = load_scenarios(config.paths)
+        key = os.environ.get(API_KEY_ENV)
+        self.api_key = key.strip().encode() if key else None
+        self.plugins = make_plugins(config, self.log)
+        self.designer = Designer()
+        self.store: RecordStore | None = None
+        self.registry: Registry | None = None
+        self.sessions: Sessions | None = None
+        self._sweeper: asyncio.Task | None = None
+        self._openapi = encode(document(__version__))
+        self.router = self._routes()
+
+    def _routes(self) -> Router:
+        router, small, large = Router(), api.BODY_LIMIT, api.SCENARIO_BODY_LIMIT
+        for method, path, handler, limit in (
+                ("POST", "/dm/v1/session", self.create_session, small),
+                ("POST", "/dm/v1/session/json", self.create_from_scenario, large),
+                ("POST", "/dm/v1/message", self.message, small),
+                ("POST", "/dm/v1/session/validate", self.validate, large),
+                ("GET", "/dm/v1/session/{session_id}", self.get_session, 0),
+                ("DELETE", "/dm/v1/session/{session_id}", self.delete_session, 0),
+                ("GET", "/dm/v1/scenarios", self.list_scenarios, 0),
+                ("GET", "/healthz", self.healthz, 0),  # PUBLIC
+                ("GET", "/readyz", self.readyz, 0),
+                ("GET", "/metrics", self.metrics_text, 0),
+                ("GET", "/openapi.json", self.openapi, 0)):
+            router.add(method, path, Route(handler, limit))
+        return router
+
+    # --- ASGI -----------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+
+    async def http(self, scope: dict, receive: Any, send: Any) -> None:
+        started = time.perf_counter()
+        request = Request(scope)
+        headers = JSON_HEADERS
+        try:
+            if self.api_key is not None and request.path not in PUBLIC:
+                self.authorize(request)  # before routing: no path is told to a stranger
+            route = self.router.find(request)
+            if route.limit:
+                request.body = await read_body(request, receive, route.limit)
+            status, body, headers = await route.handler(request)
+        except ApiError as error:
+            status, body, headers = error.status, error.body(), JSON_HEADERS + error.headers
+        except StoreError as error:
+            self.metrics.store_errors.inc()
+            self.log.event("error", "the session store did not answer", error=str(error))
+            status, body = 503, error_body("store_unavailable", "the session store did not "
+                                                                "answer; retry shortly")
+        except Exception as error:  # noqa: BLE001 - a bug: logged, never shown to the client
+            self.log.event("error", "internal error", error=f"{type(error).__name__}: {error}",
+                           traceback=traceback.format_exc())
+            status, body = 500, error_body("internal_error", "the server failed on this "
+                                                             "request; it is logged")
+        await send({"type": "http.response.start", "status": status,
+                    "headers": headers + [(b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+        self.log.request(request.method, request.path, status, time.perf_counter() - started,
+                         request.note)
+
+    def authorize(self, request: Request) -> None:
+        scheme, _, given = (request.header(b"authorization") or b"").partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.api_key):
+            raise ApiError(401, "unauthorized", "this server wants Authorization: Bearer "
+                                                "<MAGO_API_KEY>",
+                           headers=[(b"www-authenticate", b"Bearer")])
+
+    async def lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except (StoreError, ValueError) as error:
+                    await send({"type": "lifespan.startup.failed", "message": str(error)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def start(self) -> None:
+        self.store = open_store(self.config.store, self.config.ttl)
+        self.registry = Registry(self.scenarios, self.store)
+        await self.registry.publish()
+        self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn)
+        self._sweeper = asyncio.create_task(self.sweep_forever())
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self.store is not None:
+            await self.store.close()
+
+    async def sweep_forever(self) -> None:
+        pause = min(60.0, max(1.0, self.config.ttl / 2))
+        while True:
+            await asyncio.sleep(pause)
+            try:
+                await self.store.sweep(time.time())
+            except StoreError as error:
+                self.metrics.store_errors.inc()
+                self.log.event("warning", "cannot sweep expired sessions", error=str(error))
+
+    def on_turn(self, scenario: str, result: Any, seconds: float) -> None:
+        self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
+
+    # --- endpoints ------------------------------------------------------------------------
+
+    async def create_session(self, request: Request) -> tuple:
+        body = decode(request, api.CreateSession)
+        scenario = self.scenarios.get(body.scenario)
+        if scenario is None:
+            known = ", ".join(sorted(self.scenarios)) or "none"
+            raise ApiError(404, "unknown_scenario", f"no scenario {body.scenario!r}; this "
+                                                    f"server has: {known}")
+        return await self._create(request, scenario.runtime, scenario.name, body)
+
+    async def create_from_scenario(self, request: Request) -> tuple:
+        if not self.config.dynamic:
+            raise ApiError(403, "dynamic_disabled", "this server runs only its registered "
+                                                    "scenarios (--no-dynamic)")
+        body = decode(request, api.CreateFromScenario)
+        compiled = await self.designer.compile(body)
+        if compiled.runtime is None:
+            raise ApiError(422, "scenario_invalid", f"the scenario has {compiled.errors} "
+                                                    "error(s); see diagnostics",
+                           compiled.diagnostics)
+        await self.registry.add(compiled.runtime, compiled.blob)
+        return await self._create(request, compiled.runtime, compiled.runtime.program.name,
+                                  body)
+
+    async def _create(self, request: Request, runtime: Any, name: str, body: Any) -> tuple:
+        answer = await self.sessions.create(runtime, name, body)
+        self.metrics.sessions.labels(name).inc()
+        request.note.update(session_id=answer["session_id"], scenario=name)
+        return 201, encode(answer), JSON_HEADERS
+
+    async def message(self, request: Request) -> tuple:
+        body = decode(request, api.Message)
+        request.note.update(session_id=body.session_id, message_id=body.message_id,
+                            text=body.text)
+        return 200, await self.sessions.message(body, request.note), JSON_HEADERS
+
+    async def validate(self, request: Request) -> tuple:
+        compiled = await self.designer.compile(decode(request, api.ValidateScenario))
+        return 200, encode({"diagnostics": compiled.diagnostics, "errors": compiled.errors,
+                            "warnings": compiled.warnings}), JSON_HEADERS
+
+    async def get_session(self, request: Request) -> tuple:
+        session_id = request.params["session_id"]
+        request.note["session_id"] = session_id
+        record, stored = await self.sessions.view(session_id)
+        state = record.state
+        history = [{"user": e.user, "bot": e.bot, "node": e.node, "reason": e.reason}
+                   for e in history_entries(state)]
+        return 200, encode({
+            "session_id": session_id, "scenario": record.scenario, "ir_hash": state.ir_hash,
+            "current_node": state.current_node, "complete": state.complete,
+            "complete_reason": state.complete_reason, "slots": state.slots,
+            "history": history, "version": stored.version,
+            "updated_at": stamp(stored.updated_at), "expires_at": stamp(stored.expires_at)}), \
+            JSON_HEADERS
+
+    async def delete_session(self, request: Request) -> tuple:
+        session_id = request.params["session_id"]
+        request.note["session_id"] = session_id
+        await self.sessions.delete(session_id)
+        return 204, b"", []
+
+    async def list_scenarios(self, request: Request) -> tuple:
+        return 200, encode([{"name": s.name, "ir_hash": s.runtime.ir_hash,
+                             "nodes": len(s.runtime.nodes), "end_nodes": s.end_nodes}
+                            for s in sorted(self.scenarios.values(), key=lambda s: s.name)]), \
+            JSON_HEADERS
+
+    async def healthz(self, request: Request) -> tuple:
+        return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
+
+    async def readyz(self, request: Request) -> tuple:
+        try:
+            if self.store is None:
+                raise StoreError("the store is not open yet")
+            await asyncio.wait_for(self.store.ping(), READY_TIMEOUT)
+        except (StoreError, asyncio.TimeoutError):
+            return 503, encode({"status": "unavailable", "store": self._store_name()}), \
+                JSON_HEADERS
+        return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
+
+    async def metrics_text(self, request: Request) -> tuple:
+        return 200, self.metrics.render(), [(b"content-type", CONTENT_TYPE)]
+
+    async def openapi(self, request: Request) -> tuple:
+        return 200, self._openapi, JSON_HEADERS
+
+    def _store_name(self) -> str:
+        return self.store.name if self.store is not None else self.config.store.split(":")[0]
+
+
+def decode(request: Request, kind: type) -> Any:
+    """The body as `kind`, or 422 `invalid_request` with what is wrong in one line."""
+    if not request.body.strip():
+        raise ApiError(422, "invalid_request", "the request needs a JSON object body")
+    try:
+        return api.decode(request.body, kind)
+    except msgspec.ValidationError as error:
+        raise ApiError(422, "invalid_request", f"invalid request: {error}") from None
+    except msgspec.DecodeError as error:
+        raise ApiError(422, "invalid_request", f"the body is not valid JSON: {error}") from None
+    except RecursionError:  # msgspec's own depth limit: not a DecodeError
+        raise ApiError(422, "invalid_request", "the body is nested too deeply") from None

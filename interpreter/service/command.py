@@ -1,0 +1,46 @@
+"""`mgi serve`'s options (SPEC 11), added to `mgi`'s parser without loading the web stack."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_serve_parser(commands: Any, add_common: Any) -> None:
+    """The `serve` subcommand; `add_common(parser)` adds the options every command shares."""
+    from ..stores.records import DEFAULT_STORE, DEFAULT_TTL
+
+    serve = commands.add_parser(
+        "serve", allow_abbrev=False, help="serve scenarios over HTTP",
+        description="Serve compiled scenarios over HTTP (SPEC 11): sessions in a store that "
+                    "survives restarts and is shared by every worker.")
+    serve.add_argument("paths", nargs="*", metavar="PATH",  # none: our one line
+                       help="IR files, or folders of them, each served under its metadata.name")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes sharing the store (default: 1)")
+    serve.add_argument("--store", default=DEFAULT_STORE,
+                       help=f"sqlite:PATH, redis://HOST:PORT/DB or memory: "
+                            f"(default: {DEFAULT_STORE})")
+    serve.add_argument("--session-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
+                       help=f"remove a session untouched this long (default: {DEFAULT_TTL})")
+    serve.add_argument("--nlu", dest="nlu_name", choices=("rules", "llm"), default="rules",
+                       help="llm: a chat-completions server, the rules NLU as its fallback")
+    serve.add_argument("--nlg", dest="nlg_name", choices=("template", "llm"),
+                       default="template", help="llm: a chat-completions server words replies")
+    serve.add_argument("--no-dynamic", dest="dynamic", action="store_false",
+                       help="refuse scenarios sent in requests (POST /dm/v1/session/json)")
+    serve.add_argument("--alert-url", metavar="URL",
+                       help="POST every safety event there (retried within the turn's budget)")
+    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                       default="info", help="debug also logs the user's text (default: info)")
+    add_common(serve)
+    serve.set_defaults(handler=serve_command)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    return serve(args)

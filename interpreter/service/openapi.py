@@ -1,0 +1,106 @@
+"""The OpenAPI 3.1 document of the service, derived from the types of `api`.
+
+In: the endpoint table below (method, path, request type, answers by status with their error
+codes). Out: the document `GET /openapi.json` serves. The schemas are msgspec's JSON Schema
+of the very Structs that validate the requests, so the document cannot drift from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import msgspec
+
+from . import api
+
+TAG = "mago"
+
+
+class Endpoint(NamedTuple):
+    method: str
+    path: str
+    summary: str
+    body: type | None
+    answers: dict[int, tuple[type | None, str]]  # status -> (schema, what and which codes)
+    public: bool = False
+
+
+def _errors(*pairs: tuple[int, str]) -> dict[int, tuple[type | None, str]]:
+    return {status: (api.ErrorEnvelope, f"error codes: {codes}") for status, codes in pairs}
+
+
+_CREATE_ERRORS = ((404, "unknown_scenario"), (409, "session_exists"),
+                  (422, "invalid_request, invalid_profile, unknown_node"), (413, "too_large"))
+ENDPOINTS = (
+    Endpoint("post", "/dm/v1/session", "Create a session of a registered scenario",
+             api.CreateSession, {201: (api.SessionCreated, "the session and its opening turn"),
+                                 **_errors(*_CREATE_ERRORS)}),
+    Endpoint("post", "/dm/v1/session/json", "Compile a scenario sent here and create a session",
+             api.CreateFromScenario,
+             {201: (api.SessionCreated, "the session and its opening turn"),
+              **_errors((403, "dynamic_disabled"), (409, "session_exists"), (413, "too_large"),
+                        (422, "scenario_invalid (with diagnostics), invalid_request, "
+                              "invalid_profile, unknown_node"))}),
+    Endpoint("post", "/dm/v1/message", "One user turn", api.Message,
+             {200: (api.MessageAnswer, "the turn (replayed: an answer given before)"),
+              **_errors((404, "unknown_session"), (409, "session_complete, message_id_reused"),
+                        (413, "too_large"), (422, "invalid_request"))}),
+    Endpoint("post", "/dm/v1/session/validate", "The diagnostics of a scenario",
+             api.ValidateScenario, {200: (api.Validation, "as `mgc check --format json`"),
+                                    **_errors((413, "too_large"), (422, "invalid_request"))}),
+    Endpoint("get", "/dm/v1/session/{session_id}", "A session's state", None,
+             {200: (api.SessionView, "the stored session"), **_errors((404, "unknown_session"))}),
+    Endpoint("delete", "/dm/v1/session/{session_id}", "Forget a session", None,
+             {204: (None, "deleted"), **_errors((404, "unknown_session"))}),
+    Endpoint("get", "/dm/v1/scenarios", "The registered scenarios", None,
+             {200: (list[api.ScenarioInfo], "by name")}),
+    Endpoint("get", "/healthz", "Alive", None, {200: (api.Health, "the process answers")},
+             public=True),
+    Endpoint("get", "/readyz", "Ready", None,
+             {200: (api.Health, "the store answers"), 503: (api.Health, "it does not")},
+             public=True),
+    Endpoint("get", "/metrics", "Prometheus metrics", None, {200: (None, "text exposition")}),
+    Endpoint("get", "/openapi.json", "This document", None, {200: (None, "OpenAPI 3.1")}),
+)
+
+
+def document(version: str) -> dict[str, Any]:
+    types = [e.body for e in ENDPOINTS if e.body] + \
+        [t for e in ENDPOINTS for t, _ in e.answers.values() if t is not None]
+    schemas, components = msgspec.json.schema_components(
+        types, ref_template="#/components/schemas/{name}")
+    refs = {t: s for t, s in zip(types, schemas)}
+    paths: dict[str, dict] = {}
+    for endpoint in ENDPOINTS:
+        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(endpoint, refs)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Mago dialogue service", "version": version,
+                 "description": "Sessions of compiled Mago scenarios over HTTP (SPEC 11). "
+                                "Every error is {\"error\": {\"code\", \"message\"}}."},
+        "paths": paths,
+        "components": {"schemas": components,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+    }
+
+
+def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
+    operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
+    if "{session_id}" in endpoint.path:
+        operation["parameters"] = [{"name": "session_id", "in": "path", "required": True,
+                                    "schema": {"type": "string",
+                                               "pattern": api.SESSION_ID_PATTERN}}]
+    if endpoint.body is not None:
+        operation["requestBody"] = {"required": True, "content": {
+            "application/json": {"schema": refs[endpoint.body]}}}
+    for status, (kind, description) in endpoint.answers.items():
+        answer: dict[str, Any] = {"description": description}
+        if kind is not None:
+            answer["content"] = {"application/json": {"schema": refs[kind]}}
+        operation["responses"][str(status)] = answer
+    if not endpoint.public:
+        operation["security"] = [{"bearer": []}]
+        operation["responses"].setdefault("401", {
+            "description": "error code: unauthorized (MAGO_API_KEY is set)",
+            "content": {"application/json": {"schema": refs[api.ErrorEnvelope]}}})
+    return operation

@@ -1,0 +1,305 @@
+"""Sessions over HTTP: create, one turn at a time, remembered message ids, retries.
+
+In: validated requests (`api`), a `RecordStore`, the registry and the plug-ins. Out: the
+bytes of each answer, or `ApiError`.
+After: the turns of one session are applied in one serial order: inside a worker they wait
+for each other in arrival order (an `asyncio.Lock` per session is FIFO); across workers the
+store's version check decides, and the loser reads the session again and redoes its turn
+with the NLU result it already has (an LLM is not asked twice). A turn is acknowledged only
+once its record is stored, so an acknowledged turn is never lost, and a conflict is never
+applied twice. A message id already answered is answered again from the record without
+running anything (`replayed: true`); the same id with another text is 409.
+
+The record is the engine's `DialogueState`, the scenario name and the last
+`MESSAGES_REMEMBERED` message ids with their answers, as one MessagePack blob. The engine
+runs on a `OneSession` store holding the state just read, so it keeps its own contract
+(`SessionStore`: get, then put with the version it read) and the I/O stays here, async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import time
+from collections import OrderedDict
+from typing import Any, Callable
+
+import msgspec
+
+from ..engine import Engine, EngineError, TurnResult, UnknownNode
+from ..loader import Runtime
+from ..state import DialogueState
+from ..stores.records import RecordStore, StoreError, VersionConflict
+from .api import MESSAGES_REMEMBERED, TEXT_LIMIT, Message
+from .http import ApiError, encode
+from .registry import MissingIR, Registry
+
+RETRY_LIMIT = 64  # version conflicts one turn may meet before the client is told to retry
+
+
+class Remembered(msgspec.Struct, array_like=True, frozen=True):
+    """A message id the session answered, with the digest of its text and the answer."""
+
+    message_id: str
+    digest: bytes
+    version: int
+    turn: bytes  # the JSON of the turn line, as answered
+
+
+class SessionRecord(msgspec.Struct, array_like=True, frozen=True):
+    scenario: str
+    state: DialogueState
+    messages: tuple[Remembered, ...] = ()
+
+
+_RECORD_ENCODER = msgspec.msgpack.Encoder()
+_RECORD_DECODER = msgspec.msgpack.Decoder(SessionRecord)
+
+
+def encode_record(record: SessionRecord) -> bytes:
+    return _RECORD_ENCODER.encode(record)
+
+
+def decode_record(data: bytes) -> SessionRecord:
+    return _RECORD_DECODER.decode(data)
+
+
+class OneSession:
+    """The engine's `SessionStore` for one call: the state read, and what the engine put."""
+
+    __slots__ = ("state", "version", "saved")
+
+    def __init__(self, state: DialogueState | None, version: int):
+        self.state, self.version = state, version
+        self.saved: DialogueState | None = None
+
+    def get(self, session_id: str) -> tuple[DialogueState, int] | None:
+        if self.state is None or self.state.session_id != session_id:
+            return None
+        return self.state, self.version
+
+    def put(self, state: DialogueState, expected_version: int) -> int:
+        if expected_version != self.version:
+            raise VersionConflict(f"expected version {self.version}, not {expected_version}")
+        self.saved = state
+        return expected_version + 1
+
+
+class Plugins:
+    """The NLU, NLG and skills engines are built with, per IR (the rules NLU compiles its
+    tables once per scenario), the last `limit` IRs used kept; `blocking` when a plug-in
+    waits on the network."""
+
+    def __init__(self, make: Callable[[Runtime], tuple[Any, Any, Any]], blocking: bool,
+                 limit: int = 128):
+        self._make = make
+        self._built: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
+        self.blocking = blocking
+        self.limit = limit
+
+    def engine(self, runtime: Runtime, store: OneSession) -> Engine:
+        built = self._built.get(runtime.ir_hash)
+        if built is None:
+            built = self._built[runtime.ir_hash] = self._make(runtime)
+            if len(self._built) > self.limit:
+                self._built.popitem(last=False)
+        elif len(self._built) > 1:
+            self._built.move_to_end(runtime.ir_hash)
+        nlu, nlg, skills = built
+        return Engine(runtime, nlu, nlg, store, skills)
+
+
+class _Locks:
+    """One FIFO lock per session id with waiters; forgotten when nobody holds or waits."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, list] = {}  # id -> [lock, holders and waiters]
+
+    async def acquire(self, session_id: str) -> None:
+        entry = self._held.get(session_id)
+        if entry is None:
+            entry = self._held[session_id] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            await entry[0].acquire()
+        except BaseException:  # cancelled while waiting
+            self._leave(session_id, entry)
+            raise
+
+    def release(self, session_id: str) -> None:
+        entry = self._held[session_id]
+        entry[0].release()
+        self._leave(session_id, entry)
+
+    def _leave(self, session_id: str, entry: list) -> None:
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._held[session_id]
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def new_session_id() -> str:
+    return secrets.token_urlsafe(18)  # 144 random bits, in [A-Za-z0-9_-]
+
+
+class Sessions:
+    def __init__(self, store: RecordStore, registry: Registry, plugins: Plugins,
+                 on_turn: Callable[[str, TurnResult, float], None],
+                 clock: Callable[[], float] = time.time):
+        self.store, self.registry, self.plugins = store, registry, plugins
+        self.on_turn = on_turn
+        self.clock = clock
+        self._locks = _Locks()
+
+    # --- creating -------------------------------------------------------------------------
+
+    async def create(self, runtime: Runtime, scenario: str, options: Any) -> dict[str, Any]:
+        """A new session (its opening said when the bot speaks first); the 201 answer."""
+        session_id = options.session_id or new_session_id()
+        if options.profile:
+            name = next(iter(options.profile))
+            raise ApiError(422, "invalid_profile", f"profile field {name!r} is not declared "
+                                                   f"by scenario {scenario!r}")
+        if await self.store.get(session_id) is not None:
+            raise _exists(session_id)
+        one = OneSession(None, 0)
+        engine = self.plugins.engine(runtime, one)
+        try:
+            result = await self._call(engine.start, session_id, options.bot_first,
+                                      options.focus_node)
+        except UnknownNode as error:
+            raise ApiError(422, "unknown_node", str(error)) from None
+        except EngineError as error:
+            raise ApiError(422, "invalid_request", str(error)) from None
+        record = SessionRecord(scenario, one.saved)
+        try:
+            version = await self.store.put(session_id, encode_record(record), 0, self.clock())
+        except VersionConflict:
+            raise _exists(session_id) from None
+        turn = result.json_line() if result.response is not None else None
+        return {"session_id": session_id, "scenario": scenario, "ir_hash": runtime.ir_hash,
+                "version": version, "turn": turn}
+
+    # --- turns ----------------------------------------------------------------------------
+
+    async def message(self, message: Message, note: dict[str, Any]) -> bytes:
+        """One user turn, applied exactly once; the 200 answer's bytes."""
+        _check_text(message.text)
+        session_id = message.session_id
+        await self._locks.acquire(session_id)
+        try:
+            return await self._apply(message, note)
+        finally:
+            self._locks.release(session_id)
+
+    async def _apply(self, message: Message, note: dict[str, Any]) -> bytes:
+        session_id = message.session_id
+        digest = text_digest(message.text) if message.message_id is not None else b""
+        nlu = message.nlu
+        if nlu is not None and "source" in nlu:  # the server says which NLU read a turn
+            nlu = {key: value for key, value in nlu.items() if key != "source"}
+        for _attempt in range(RETRY_LIMIT):
+            stored = await self.store.get(session_id)
+            if stored is None:
+                raise ApiError(404, "unknown_session", f"no session {session_id}; create it "
+                                                       "with POST /dm/v1/session")
+            record = decode_record(stored.data)
+            if message.message_id is not None:
+                replay = _replay(record, message.message_id, digest, session_id)
+                if replay is not None:
+                    note["replayed"] = True
+                    return replay
+            state = record.state
+            if state.complete:
+                raise ApiError(409, "session_complete",
+                               f"session {session_id} is complete ({state.complete_reason}); "
+                               "start a new session")
+            started = time.perf_counter()
+            result, saved = await self._turn(state, stored.version, message.text, nlu)
+            turn = encode(result.json_line())
+            messages = record.messages
+            if message.message_id is not None:
+                messages = (messages + (Remembered(message.message_id, digest, saved.version,
+                                                   turn),))[-MESSAGES_REMEMBERED:]
+            data = encode_record(SessionRecord(record.scenario, saved, messages))
+            try:
+                version = await self.store.put(session_id, data, stored.version, self.clock())
+            except VersionConflict:
+                nlu = result._heard  # the same understanding, on the newer state
+                continue
+            self.on_turn(record.scenario, result, time.perf_counter() - started)
+            # the rules NLU and a request's `nlu` leave the source empty; the log says which
+            source = result.nlu_source or ("request" if message.nlu is not None else "rules")
+            note.update(node=result.node, reason=result.reason, nlu_source=source)
+            return _answer(session_id, version, False, turn)
+        raise ApiError(503, "store_unavailable", f"session {session_id} changed "
+                                                 f"{RETRY_LIMIT} times during this turn; retry")
+
+    async def _turn(self, state: DialogueState, version: int, text: str,
+                    nlu: Any) -> tuple[TurnResult, DialogueState]:
+        try:
+            runtime = await self.registry.runtime(state.ir_hash)
+        except MissingIR as error:
+            raise StoreError(str(error)) from None
+        one = OneSession(state, version)
+        engine = self.plugins.engine(runtime, one)
+        try:
+            result = await self._call(engine.turn, state.session_id, text, nlu)
+        except EngineError as error:
+            raise ApiError(422, "invalid_request", str(error)) from None
+        return result, one.saved
+
+    async def _call(self, function: Callable, *args: Any) -> Any:
+        """Run an engine call here, or in a thread when a plug-in waits on the network."""
+        if self.plugins.blocking:
+            return await asyncio.to_thread(function, *args)
+        return function(*args)
+
+    # --- reading and deleting -------------------------------------------------------------
+
+    async def view(self, session_id: str) -> tuple[SessionRecord, Any]:
+        stored = await self.store.get(session_id)
+        if stored is None:
+            raise ApiError(404, "unknown_session", f"no session {session_id}")
+        return decode_record(stored.data), stored
+
+    async def delete(self, session_id: str) -> None:
+        await self._locks.acquire(session_id)  # not in the middle of one of its turns
+        try:
+            if not await self.store.delete(session_id):
+                raise ApiError(404, "unknown_session", f"no session {session_id}")
+        finally:
+            self._locks.release(session_id)
+
+
+def _check_text(text: str) -> None:
+    """413 for a `text` over `TEXT_LIMIT` bytes (a character is at most 4 of them)."""
+    if len(text) * 4 > TEXT_LIMIT and len(text.encode("utf-8", "surrogatepass")) > TEXT_LIMIT:
+        raise ApiError(413, "too_large", f"text is over {TEXT_LIMIT // 1024} KiB; "
+                                         "send a turn of speech, not a document")
+
+
+def _replay(record: SessionRecord, message_id: str, digest: bytes,
+            session_id: str) -> bytes | None:
+    for remembered in reversed(record.messages):
+        if remembered.message_id == message_id:
+            if remembered.digest != digest:
+                raise ApiError(409, "message_id_reused",
+                               f"message_id {message_id!r} was already used with another "
+                               "text; give each message its own id")
+            return _answer(session_id, remembered.version, True, remembered.turn)
+    return None
+
+
+def _answer(session_id: str, version: int, replayed: bool, turn: bytes) -> bytes:
+    return encode({"session_id": session_id, "version": version, "replayed": replayed,
+                   "turn": msgspec.Raw(turn)})
+
+
+def _exists(session_id: str) -> ApiError:
+    return ApiError(409, "session_exists", f"session {session_id} already exists; use another "
+                                           "session_id or leave it out")
