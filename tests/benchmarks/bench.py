@@ -1,6 +1,7 @@
 """`make bench`: mgi side by side with its peers, each figure against its target (issue 5).
 
-Run with `make bench` (installs the `bench` extra: langgraph, psutil) or
+Run with `make bench` (installs the `bench` extra: langgraph, langgraph-checkpoint-sqlite,
+psutil, litestar; and wrk with apt when it is missing) or
 `python tests/benchmarks/bench.py [--quick] [--only SECTION,...]` from the repository root.
 Sections, all in one run:
 
@@ -25,6 +26,14 @@ Sections, all in one run:
    memory store holds).
 4. startup: `mgi run` to its first output line, `import interpreter.engine` and
    `import interpreter.cli.main` (startup_bench.py).
+5. service: `mgi serve` over HTTP (service_bench.py): turn latency p50/p99 at one connection
+   and turns per second at 1, 16 and 64 connections under wrk (service_turns.lua), on the
+   memory, SQLite and Redis stores, beside the floor (the same uvicorn with a raw ASGI handler
+   that decodes the same body and answers the same size without a turn), a Litestar bare
+   handler (for information) and LangGraph with SqliteSaver behind a raw ASGI app; then the
+   durable turn in process (the service's `Sessions.message` on the SQLite store against
+   LangGraph's invoke with SqliteSaver, each one's durability stated) and the stored session
+   after 5 turns (its row in the SQLite file).
 
 Prints each section, then one table of every figure against its target (ok / MISSED), and
 writes everything to build/bench.json. `--quick` runs small counts (a smoke run; its figures
@@ -51,19 +60,20 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
+import service_bench  # noqa: E402
 
 OUT = ROOT / "build" / "bench.json"
-SECTIONS = ("turns", "compile", "throughput", "startup")
+SECTIONS = ("turns", "compile", "throughput", "startup", "service")
 
 # Counts: the full run, and --quick.
 FULL = {"rounds": 10, "sessions": 100, "langgraph_sessions": 8, "compile_sizes": [100, 1000, 10000, 50000],
         "concurrent": 1000, "concurrent_large": 10000, "langgraph_concurrent": 100,
         "memory_sessions": 100_000, "langgraph_memory_sessions": 300, "memory_turns": 5,
-        "startup_runs": 20, "rules_sessions": 300}
+        "startup_runs": 20, "rules_sessions": 300, **service_bench.FULL}
 QUICK = {"rounds": 3, "sessions": 20, "langgraph_sessions": 2, "compile_sizes": [100, 1000],
          "concurrent": 200, "concurrent_large": 1000, "langgraph_concurrent": 10,
          "memory_sessions": 10_000, "langgraph_memory_sessions": 50, "memory_turns": 5,
-         "startup_runs": 5, "rules_sessions": 30}
+         "startup_runs": 5, "rules_sessions": 30, **service_bench.QUICK}
 
 
 def log(text: str = "") -> None:
@@ -430,6 +440,7 @@ def verdicts(results: dict) -> list[dict]:
                     f"idle {row['idle_rss_bytes_per_session'] / 1024:.2f} KB, after "
                     f"{row['after_turns']} turns {row['after_rss_bytes_per_session'] / 1024:.2f} KB",
                     "", None)
+    service_verdicts(results.get("service"), add)
     start = results.get("startup")
     if start:
         target = start["target_ms"]
@@ -442,6 +453,67 @@ def verdicts(results: dict) -> list[dict]:
                 f"{f['import_interpreter_cli']['median_ms']:.0f} ms "
                 f"(bare python {f['python_bare']['median_ms']:.0f} ms)", "", None)
     return rows
+
+
+def service_verdicts(service: dict | None, add) -> None:
+    """The service section's rows (issue: `make bench` gains a service section)."""
+    if not service:
+        return
+    http = service["http"]
+    rows = http["rows"]
+
+    def rps(name: str, connections: int) -> float:
+        return rows[name][str(connections)]["requests_per_second"]
+
+    failed = [f"{name} at {c}" for name, by in rows.items() for c, row in by.items()
+              if row["errors"]]
+    add("service HTTP runs: non-2xx, socket errors, turns lost",
+        "none" if not failed else "FAILED in " + ", ".join(failed), "none", not failed)
+    for c in (16, 64):
+        share = rps("sqlite", c) / rps("floor", c)
+        add(f"HTTP turns/s, mgi serve sqlite / floor, {c} connections",
+            f"{share:.0%} ({rps('sqlite', c):,.0f} vs {rps('floor', c):,.0f} req/s)",
+            ">= 50% of the floor", share >= 0.5)
+    for name in ("memory", "redis", "litestar"):
+        if name in rows:
+            shares = ", ".join(f"{rps(name, c) / rps('floor', c):.0%} at {c}" for c in (16, 64))
+            add(f"HTTP req/s / floor, {http['labels'][name]}", shares, "", None)
+    for name in ("memory", "sqlite", "redis"):
+        if name in rows:
+            one = rows[name]["1"]
+            add(f"HTTP turn p50 at 1 connection, {http['labels'][name]}",
+                f"{one['p50_ms']:.2f} ms (p99 {one['p99_ms']:.2f} ms)", "< 2 ms",
+                one["p50_ms"] < 2)
+    for name in ("floor", "litestar"):
+        one = rows[name]["1"]
+        add(f"HTTP p50 at 1 connection, {http['labels'][name]}",
+            f"{one['p50_ms']:.2f} ms (p99 {one['p99_ms']:.2f} ms)", "", None)
+    if "sqlite_quiet" in rows:
+        c = service_bench.LOG_CONNECTIONS
+        quiet, loud = rps("sqlite_quiet", c), rps("sqlite", c)
+        add(f"request log's cost: sqlite, {c} connections, --log-level warning vs info",
+            f"{quiet:,.0f} vs {loud:,.0f} req/s ({quiet / loud - 1:+.0%})", "", None)
+    lg = rows["langgraph"]
+    ratios = [f"{lg['1']['p50_ms'] / rows['sqlite']['1']['p50_ms']:.0f}x p50 at 1"] + [
+        f"{rps('sqlite', c) / rps('langgraph', c):.0f}x req/s at {c}" for c in (16, 64)]
+    add("HTTP: LangGraph+SqliteSaver / mgi serve sqlite", ", ".join(ratios), "", None)
+    inproc = service["in_process"]["runners"]
+    ours, theirs = inproc["mgi"], inproc["langgraph"]
+    ratio = theirs["median_us"] / ours["median_us"]
+    add("durable turn in process: LangGraph+SqliteSaver / mgi (SQLite store)",
+        f"{ratio:,.0f}x ({theirs['median_us']:,.0f} us vs {ours['median_us']:.0f} us)",
+        ">= 50x", ratio >= 50)
+    full = inproc["mgi_full"]
+    add("durable turn in process: LangGraph / mgi with synchronous=full",
+        f"{theirs['median_us'] / full['median_us']:,.1f}x ({full['median_us']:.0f} us)", "",
+        None)
+    stored = service["in_process"]["stored_session"]
+    add(f"stored session after {stored['user_turns']} turns (its SQLite row)",
+        f"{stored['mgi_bytes']:,} B (LangGraph {stored['langgraph_bytes'] / 1024:,.0f} KB)",
+        "< 2 KB", stored["mgi_bytes"] < 2048)
+    add("stored session under load (b0's row, mgi serve sqlite)",
+        f"{http['long_session_stored_bytes']:,} B after {http['long_session_user_turns']:,} "
+        "turns", "", None)
 
 
 def print_verdicts(rows: list[dict]) -> None:
@@ -463,8 +535,9 @@ def environment() -> dict:
     return {"python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "versions": {name: version(name) for name in
-                         ("mago", "msgspec", "langgraph", "langgraph-checkpoint", "networkx",
-                          "psutil")}}
+                         ("mago", "msgspec", "langgraph", "langgraph-checkpoint",
+                          "langgraph-checkpoint-sqlite", "networkx", "psutil", "uvicorn",
+                          "uvloop", "httptools", "litestar", "redis")}}
 
 
 def main(argv: list[str]) -> None:
@@ -483,6 +556,8 @@ def main(argv: list[str]) -> None:
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown section(s) {', '.join(sorted(unknown))}")
+    if "service" in only:
+        service_bench.check_tools()  # before anything runs, not after the other sections
     env = environment()
     log(f"mgi benchmarks{' (quick)' if args.quick else ''}: Python {env['python']}, "
         f"{env['cpus']} CPUs, " + ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v))
@@ -500,7 +575,7 @@ def main(argv: list[str]) -> None:
     timings = results["section_seconds"] = {}
     steps = [("turns", lambda: per_turn(cfg, runtime)), ("compile", lambda: compile_scaling(cfg)),
              ("throughput", lambda: throughput(cfg, runtime)), ("memory", lambda: memory(cfg)),
-             ("startup", lambda: startup(cfg))]
+             ("startup", lambda: startup(cfg)), ("service", lambda: service_bench.run(cfg))]
     for key, step in steps:
         if key in only or (key == "memory" and "throughput" in only):
             began = time.perf_counter()
