@@ -301,7 +301,8 @@ def test_sqlite_keeps_a_wal_file_with_the_schema(tmp_path):
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"sessions", "ir_blobs", "sessions_expires_at"} <= tables
+    assert {"sessions", "ir_blobs"} <= tables
+    assert "sessions_expires_at" not in tables  # one page less written by every put
     conn.close()
 
 
@@ -504,3 +505,29 @@ def test_a_redis_store_answers_again_once_redis_is_back(redis_server):
         assert (await store.get("back")).version == 1
         assert await store.put("back", b"y", 1, time.time()) == 2
     with_store(redis_server.url, body)
+
+
+# --- the engine's own SessionStore on SQLite -------------------------------------------------
+
+def test_the_engine_on_a_sqlite_session_store_keeps_its_sessions_across_a_reopen(tmp_path):
+    from llm_server import reference_runtime
+    from interpreter.engine import Engine
+    from interpreter.stores.sqlite_store import SQLiteSessionStore
+
+    runtime = reference_runtime("senimate")
+    path = str(tmp_path / "engine.db")
+    store = SQLiteSessionStore(path)
+    engine = Engine(runtime, store=store)
+    engine.start("s")
+    said = [engine.turn("s", text).response for text in ("네 좋아요", "그냥 그래요")]
+    before = engine.session("s")
+    store.close()
+    again = SQLiteSessionStore(path)
+    state, version = again.get("s")
+    assert version == 3 and state == before  # the opening, then two turns
+    assert state.entries()[-1].bot == said[-1]
+    with pytest.raises(VersionConflict):  # a writer that read version 2 comes too late
+        again.put(state, 2)
+    assert again.get("s")[1] == 3
+    assert Engine(runtime, store=again).turn("s", "좋아요").turn == 4
+    again.close()

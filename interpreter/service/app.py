@@ -188,6 +188,7 @@ class ServiceApp:
             self._sweeper.cancel()
         if self.store is not None:
             await self.store.close()
+        self.log.flush()
 
     async def sweep_forever(self) -> None:
         pause = min(60.0, max(1.0, self.config.ttl / 2))

@@ -9,6 +9,7 @@ JSON string, for the operator, and the client gets only `internal_error`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -32,13 +33,15 @@ def stamp(seconds: float) -> str:
 
 
 class RequestLog:
-    """Lines written whole to a file descriptor (stderr): one system call each, no buffer to
-    lose when the process is killed."""
+    """Lines written whole to a file descriptor (stderr). Inside the event loop the lines of
+    one turn of the loop are gathered and written by one system call at its end (under load
+    that is one write for many requests); elsewhere each line is written at once."""
 
     def __init__(self, level: str = "info", fd: int = 2):
         self.debug = level == "debug"
         self.quiet = LEVELS.index(level) > LEVELS.index("info")
         self.fd = fd
+        self._pending: list[bytes] = []
 
     def request(self, method: str, path: str, status: int, seconds: float,
                 note: dict[str, Any]) -> None:
@@ -61,6 +64,19 @@ class RequestLog:
 
     def write(self, line: dict[str, Any]) -> None:
         data = _ENCODER.encode(line) + b"\n"
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._write(data)
+        if not self._pending:
+            loop.call_soon(self.flush)
+        self._pending.append(data)
+
+    def flush(self) -> None:
+        data, self._pending = b"".join(self._pending), []
+        self._write(data)
+
+    def _write(self, data: bytes) -> None:
         try:
             while data:
                 data = data[os.write(self.fd, data):]

@@ -37,9 +37,13 @@ class Metrics:
                                     **into)
         self.sessions = Counter("mago_sessions_created", "Sessions created, by scenario",
                                 ["scenario"], **into)
+        self._turn_counters: dict[tuple[str, str], Counter] = {}
 
     def turn(self, scenario: str, reason: str, seconds: float, nlu_source: str | None) -> None:
-        self.turns.labels(scenario, reason).inc()
+        counter = self._turn_counters.get((scenario, reason))
+        if counter is None:  # `labels` looks the child up under a lock: once per pair
+            counter = self._turn_counters[scenario, reason] = self.turns.labels(scenario, reason)
+        counter.inc()
         self.latency.observe(seconds)
         if nlu_source and read_fallback_source(nlu_source) is not None:
             self.llm_fallbacks.labels(scenario).inc()

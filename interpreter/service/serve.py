@@ -50,6 +50,7 @@ def serve(args: argparse.Namespace) -> int:
         uvicorn.run(APP, factory=True, host=args.host, port=args.port, workers=args.workers,
                     loop="auto", http="auto", lifespan="on", access_log=False,
                     log_config=uvicorn_log_config(config.log_level), server_header=False,
+                    proxy_headers=False,  # the client's address is not used
                     timeout_graceful_shutdown=GRACE_SECONDS)
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -2,27 +2,34 @@
 
 In: `sqlite:PATH` or `sqlite:PATH?synchronous=full` (`normal` is the default) and the session
 TTL; then the `RecordStore` calls of `records`. Out: `Stored` records, new versions, IR blobs.
-After: the file holds two tables, `sessions(id, version, data, updated_at, expires_at)` with an
-index on `expires_at`, and `ir_blobs(hash, blob)`; opening makes them if they are missing
-(several processes may open one file at once). A `put` reads the version, compares and writes
-inside `BEGIN IMMEDIATE`, so of two writers with the same expected version one wins and the
+After: the file holds two tables, `sessions(id, version, data, updated_at, expires_at)` and
+`ir_blobs(hash, blob)`; opening makes them if they are missing (several processes may open
+one file at once). A put is a compare-and-set in one statement (`UPDATE ... WHERE version =
+expected`, or an insert that only takes over an expired row): SQLite takes the write lock as a
+writing statement starts, so of two writers with the same expected version one wins and the
 other gets `VersionConflict` with nothing changed, whichever processes they run in. A row past
 its `expires_at` is gone for `get` and `put` (a create over it succeeds), and `sweep` deletes
-it. Any other failure of SQLite (a missing folder, a full disk, an I/O error, a corrupt file)
-is a `StoreError` of one line.
+it (a scan, in a worker thread: an index on `expires_at` would be one more page written by
+every put). Any other failure of SQLite (a missing folder, a full disk, an I/O error, a
+corrupt file) is a `StoreError` of one line. `SQLiteSessionStore` at the end is the engine's
+own `SessionStore` on the same table, for programs that run the engine in process.
 
-Speed: each call runs its statements at once on the calling thread, the event loop's, with a
-connection that never waits for a lock (busy timeout 0): a turn's get and put cost tens of
-microseconds, less than a hop to a thread would. When another process holds the write lock
-(SQLite says "database is locked"), the same call is done again in a worker thread
-(`asyncio.to_thread`) on that thread's own connection, which waits up to `BUSY_SECONDS` for
-the lock, so a busy file slows that turn and never blocks the event loop. For the same
-reason that connection never checkpoints the WAL itself (SQLite's automatic checkpoint syncs
-the file to the disk, milliseconds on the committing thread): every `CHECKPOINT_EVERY` writes a
-worker thread checkpoints instead, passively (writers go on meanwhile; the WAL starts over at
-the first write after a checkpoint that caught up). Under a load that never pauses no passive
-checkpoint catches up, so once the WAL holds `RESTART_FRAMES` pages the thread checkpoints in
-RESTART mode, which holds the write lock (writers wait on the thread path) and starts it over.
+Speed: each call runs at once on the calling thread, the event loop's, with a connection that
+never waits for a lock (busy timeout 0): a turn's get and put cost tens of microseconds, less
+than a hop to a thread would. Under load, puts share commits (group commit): a put that
+comes in a turn of the event loop in which another put already committed joins a batch that
+the next turn writes as one `BEGIN IMMEDIATE` transaction, one write of the WAL for all of
+them, each still with its own version check; a put alone never waits. When another process
+holds the write lock (SQLite says "database is locked"), the same call or batch is done again
+in a worker thread (`asyncio.to_thread`) on that thread's own connection, which waits up to
+`BUSY_SECONDS` for the lock, so a busy file slows that turn and never blocks the event loop.
+For the same reason that connection never checkpoints the WAL itself (SQLite's automatic
+checkpoint syncs the file to the disk, milliseconds on the committing thread): every
+`CHECKPOINT_EVERY` writes a worker thread checkpoints instead, passively (writers go on
+meanwhile; the WAL starts over at the first write after a checkpoint that caught up). Under
+a load that never pauses no passive checkpoint catches up, so once the WAL holds
+`RESTART_FRAMES` pages the thread checkpoints in RESTART mode, which holds the write lock
+(writers wait on the thread path) and starts it over.
 
 Durability: the file is in WAL mode. With `synchronous=normal` a commit is in the WAL file,
 in the operating system's hands, before `put` returns: a killed server (SIGKILL, a crash)
@@ -42,7 +49,8 @@ import threading
 import time
 from urllib.parse import parse_qsl
 
-from .records import Stored, StoreError, StoreURLError, VersionConflict
+from ..state import DialogueState, decode_state, encode_state
+from .records import DEFAULT_TTL, Stored, StoreError, StoreURLError, VersionConflict
 
 BUSY_SECONDS = 5.0  # how long the thread path waits for another process's write lock
 SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are setting up
@@ -51,18 +59,23 @@ RESTART_FRAMES = 4096  # pages in the WAL (16 MB of 4 KB pages) that make a chec
 SYNCHRONOUS = ("normal", "full")
 BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
+# No index on expires_at: it would be one more page written by every put, for a sweep that
+# runs once a minute in a worker thread (a scan of the table).
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
     "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS sessions_expires_at ON sessions (expires_at)",
     "CREATE TABLE IF NOT EXISTS ir_blobs (hash TEXT PRIMARY KEY, blob BLOB NOT NULL)",
 )
 GET = ("SELECT data, version, updated_at, expires_at FROM sessions "
        "WHERE id = ? AND expires_at > ?")
-READ_VERSION = "SELECT version, expires_at FROM sessions WHERE id = ?"
-INSERT = ("INSERT INTO sessions (id, version, data, updated_at, expires_at) "
-          "VALUES (?, ?, ?, ?, ?)")
-UPDATE = "UPDATE sessions SET version = ?, data = ?, updated_at = ?, expires_at = ? WHERE id = ?"
+# The compare-and-set is one statement: SQLite takes the write lock when a writing statement
+# starts, so the version it compares is the newest. A create also takes over an expired row.
+CREATE = ("INSERT INTO sessions (id, version, data, updated_at, expires_at) "
+          "VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET version = 1, "
+          "data = excluded.data, updated_at = excluded.updated_at, "
+          "expires_at = excluded.expires_at WHERE sessions.expires_at <= ?")
+UPDATE = ("UPDATE sessions SET version = version + 1, data = ?, updated_at = ?, expires_at = ? "
+          "WHERE id = ? AND version = ? AND expires_at > ?")
 DELETE = "DELETE FROM sessions WHERE id = ?"
 SWEEP = "DELETE FROM sessions WHERE expires_at <= ?"
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
@@ -98,24 +111,40 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def run_put(conn: sqlite3.Connection, session_id: str, data: bytes, expected: int,
-            now: float, expires_at: float) -> int:
-    """The compare-and-set: the new version, or `VersionConflict` with nothing written."""
+def run_put(conn: sqlite3.Connection, item: tuple) -> int:
+    """One compare-and-set on its own (its statement is its transaction)."""
+    outcome = compare_and_set(conn, *item)
+    if isinstance(outcome, VersionConflict):
+        raise outcome
+    return outcome
+
+
+def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[int | VersionConflict]:
+    """Compare-and-sets in one `BEGIN IMMEDIATE` transaction, so one commit writes them all:
+    for each `(session_id, data, expected, now, expires_at)` its new version, or the
+    `VersionConflict` it met with nothing of it written. A failure of SQLite rolls back the
+    whole batch."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        row = conn.execute(READ_VERSION, (session_id,)).fetchone()
-        current = row[0] if row is not None and row[1] > time.time() else 0
-        if current != expected:
-            raise VersionConflict(f"session {session_id} is at version {current}, "
-                                  f"not {expected}; reload it and retry")
-        if row is None:
-            conn.execute(INSERT, (session_id, expected + 1, data, now, expires_at))
-        else:
-            conn.execute(UPDATE, (expected + 1, data, now, expires_at, session_id))
+        outcomes = [compare_and_set(conn, *item) for item in batch]
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
         raise
+    return outcomes
+
+
+def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expected: int,
+                    now: float, expires_at: float) -> int | VersionConflict:
+    wall = time.time()  # expiry is the clock's, as for `get`
+    if expected == 0:
+        changed = conn.execute(CREATE, (session_id, data, now, expires_at, wall)).rowcount
+    else:
+        changed = conn.execute(UPDATE, (data, now, expires_at, session_id, expected,
+                                        wall)).rowcount
+    if changed != 1:
+        return VersionConflict(f"session {session_id} is not at version {expected} (another "
+                               "writer saved it first, or it expired); reload it and retry")
     return expected + 1
 
 
@@ -139,6 +168,18 @@ def run_fetch(conn: sqlite3.Connection, sql: str, args: tuple) -> tuple | None:
     return conn.execute(sql, args).fetchone()
 
 
+def _settle(batch: list, outcomes: list) -> None:
+    for (_, done), outcome in zip(batch, outcomes):
+        if not done.done():  # a caller that stopped waiting: its turn is stored, unanswered
+            done.set_result(outcome)
+
+
+def _fail(batch: list, error: Exception) -> None:
+    for _, done in batch:
+        if not done.done():
+            done.set_exception(error)
+
+
 class SQLiteRecordStore:
     name = "sqlite"
     multi_process = True
@@ -154,6 +195,8 @@ class SQLiteRecordStore:
         self._writes = 0
         self._checkpointing = False  # set on the event loop, cleared by the worker thread
         self._restarting = False  # a blocking checkpoint waits for the write lock
+        self._batch: list[tuple[tuple, asyncio.Future]] = []  # puts the next commit writes
+        self._committed_this_turn = False  # a put committed in this turn of the event loop
         try:
             self._set_up()
             self._fast = self._connect(0)
@@ -216,10 +259,10 @@ class SQLiteRecordStore:
     def _in_thread(self, run, args: tuple):
         return run(self._thread_connection(), *args)
 
-    async def _call(self, run, args: tuple, doing: str):
+    async def _call(self, run, args: tuple, doing: str, counted: bool = False):
         """`run(connection, *args)` on the event loop's connection; when the file is busy,
         again in a worker thread that waits for the lock."""
-        if doing == "write":
+        if doing == "write" and not counted:
             self._count_write()
         if not (self._restarting and doing == "write"):
             try:
@@ -230,10 +273,14 @@ class SQLiteRecordStore:
         try:
             return await asyncio.to_thread(self._in_thread, run, args)
         except sqlite3.Error as exc:
-            if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
-                raise StoreError(f"the session store {self.path} stayed locked for "
-                                 f"{BUSY_SECONDS:g} s by another process; try again") from None
-            raise self._failure(doing, exc) from None
+            raise self._busy_failure(exc, doing) from None
+
+    def _busy_failure(self, exc: sqlite3.Error, doing: str = "write") -> StoreError:
+        """The error of a call that waited in a thread for another process's lock."""
+        if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
+            return StoreError(f"the session store {self.path} stayed locked for "
+                              f"{BUSY_SECONDS:g} s by another process; try again")
+        return self._failure(doing, exc)
 
     def _count_write(self) -> None:
         """Start a checkpoint in a worker thread every `CHECKPOINT_EVERY` writes."""
@@ -267,8 +314,48 @@ class SQLiteRecordStore:
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
                   now: float) -> int:
-        args = (session_id, data, expected_version, now, now + self.ttl)
-        return await self._call(run_put, args, "write")
+        """Commits at once, unless another put committed in this same turn of the event loop:
+        then it joins the batch the next turn commits in one transaction (group commit), so
+        under load many turns share one write of the WAL, and alone a turn waits for none."""
+        item = (session_id, data, expected_version, now, now + self.ttl)
+        loop = asyncio.get_running_loop()
+        if not self._committed_this_turn and not self._restarting:
+            self._committed_this_turn = True
+            loop.call_soon(self._new_turn)
+            self._count_write()
+            return await self._call(run_put, (item,), "write", counted=True)
+        done = loop.create_future()
+        if not self._batch:
+            loop.call_soon(self._commit_batch)
+        self._batch.append((item, done))
+        outcome = await done
+        if isinstance(outcome, VersionConflict):
+            raise outcome
+        return outcome
+
+    def _new_turn(self) -> None:
+        self._committed_this_turn = False
+
+    def _commit_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        items = [item for item, _ in batch]
+        for _ in items:
+            self._count_write()
+        if not self._restarting:
+            try:
+                return _settle(batch, run_puts(self._fast, items))
+            except sqlite3.Error as exc:
+                if not (isinstance(exc, sqlite3.OperationalError) and is_busy(exc)):
+                    return _fail(batch, self._failure("write", exc))
+        asyncio.ensure_future(self._commit_in_thread(batch, items))
+
+    async def _commit_in_thread(self, batch: list, items: list) -> None:
+        try:
+            outcomes = await asyncio.to_thread(self._in_thread, run_puts, (items,))
+        except sqlite3.Error as exc:
+            _fail(batch, self._busy_failure(exc))
+        else:
+            _settle(batch, outcomes)
 
     async def delete(self, session_id: str) -> bool:
         return await self._call(run_changes, (DELETE, (session_id,)), "write") > 0
@@ -284,7 +371,11 @@ class SQLiteRecordStore:
         await self._call(run_fetch, ("SELECT 1", ()), "read")
 
     async def sweep(self, now: float) -> int:
-        return await self._call(run_changes, (SWEEP, (now,)), "write")
+        """In a worker thread: the scan must not hold the event loop."""
+        try:
+            return await asyncio.to_thread(self._in_thread, run_changes, (SWEEP, (now,)))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc) from None
 
     async def close(self) -> None:
         deadline = time.monotonic() + 2 * BUSY_SECONDS
@@ -295,3 +386,36 @@ class SQLiteRecordStore:
             connections, self._thread_connections = self._thread_connections, []
         for conn in [self._fast, *connections]:
             conn.close()
+
+
+class SQLiteSessionStore:
+    """The engine's own `SessionStore` (`stores.sessions`) in a SQLite file: for a program
+    that runs the engine in process and wants its sessions to survive, and for the
+    benchmark's durable turn. The same table and compare-and-set as the service's store, but
+    each row holds an `encode_state` blob, not the service's record: give it a file of its own.
+    Calls wait up to `BUSY_SECONDS` for another process's lock; SQLite's failures are
+    `StoreError`s of one line."""
+
+    def __init__(self, path: str, ttl: float = DEFAULT_TTL, synchronous: str = "normal"):
+        self._store = SQLiteRecordStore(path, ttl, synchronous)  # opens and sets up the file
+        self.ttl = ttl
+        self._conn = self._store._connect(BUSY_SECONDS)
+
+    def get(self, session_id: str) -> tuple[DialogueState, int] | None:
+        try:
+            row = run_get(self._conn, session_id)
+        except sqlite3.Error as exc:
+            raise self._store._failure("read", exc) from None
+        return None if row is None else (decode_state(row[0]), row[1])
+
+    def put(self, state: DialogueState, expected_version: int) -> int:
+        now = time.time()
+        item = (state.session_id, encode_state(state), expected_version, now, now + self.ttl)
+        try:
+            return run_put(self._conn, item)
+        except sqlite3.Error as exc:
+            raise self._store._failure("write", exc) from None
+
+    def close(self) -> None:
+        self._conn.close()
+        self._store._fast.close()

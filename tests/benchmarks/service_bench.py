@@ -28,15 +28,18 @@ For the `mgi serve` rows the sessions' versions are read before and after each r
 server must have applied at least the turns wrk counted (and at most one more per
 connection, the turns in flight when wrk stopped).
 
-In process. The durable turn without HTTP: the service's own turn path
-(`interpreter.service.sessions.Sessions.message`: the session lock, the store's get, the
-record decoded, the engine's turn, the record encoded, the store's put) driven by asyncio on
-the SQLite record store, against LangGraph's `invoke` with SqliteSaver, both on a file in a
-temporary folder, each one's durability read back from its connection; the two scripted
-conversations of peers.py (checked first to agree turn by turn), rounds in rotating order,
-every user turn timed alone, medians. Ours with `synchronous=full` (also a power cut) beside
-them for information. Then the stored session: the row of a session after 5 user turns, read
-from the SQLite file (LangGraph's checkpoints and writes of the same 5 turns beside it).
+In process. The durable turn without HTTP, each runner on a SQLite file in a temporary
+folder with its durability read back from its connection: mgi's engine with its own
+`SessionStore` on SQLite (`interpreter.stores.sqlite_store.SQLiteSessionStore`: a get and a
+compare-and-set committed before the turn returns), the target row, against LangGraph's
+`invoke` with SqliteSaver; beside them, for information, the service's whole turn path
+(`interpreter.service.sessions.Sessions.message`: the session lock, the record store's get,
+the record decoded, the engine's turn, the record with its message ids encoded, the put)
+driven by asyncio, and the engine with `synchronous=full` (also a power cut). The two
+scripted conversations of peers.py (checked first to agree turn by turn), rounds in rotating
+order, every user turn timed alone, medians. Then the stored session: the service's row of a
+session after 5 user turns, read from the SQLite file (LangGraph's checkpoints and writes of
+the same 5 turns beside it).
 """
 
 import argparse
@@ -580,6 +583,34 @@ class ServiceTurns:
         self.loop.run_until_complete(self.store.close())
 
 
+class EngineTurns(peers.EngineRunner):
+    """mgi's engine with its own `SessionStore` on SQLite (`SQLiteSessionStore`: a get and a
+    compare-and-set per turn, committed before the turn returns): the durable turn the
+    issue compares with LangGraph's."""
+
+    name = "mgi"
+
+    def __init__(self, runtime, path: Path, synchronous: str = "normal"):
+        from interpreter.stores.sqlite_store import SQLiteSessionStore
+
+        super().__init__(runtime, SQLiteSessionStore(str(path), synchronous=synchronous))
+        self.durability = durability_of(self.store._conn)
+
+    def time_sessions(self, count: int, prefix: str, samples: list) -> None:
+        clock, turn = time.perf_counter_ns, self.engine.turn
+        for k in range(count):
+            for script_name, script in peers.SCRIPTS.items():
+                session_id = f"{prefix}-{k}-{script_name}"
+                self.engine.start(session_id)
+                for text, nlu in script:
+                    start = clock()
+                    turn(session_id, text, nlu)
+                    samples.append(clock() - start)
+
+    def close(self) -> None:
+        self.store.close()
+
+
 class LangGraphTurns:
     """LangGraph's `invoke` with SqliteSaver on a file, one per user turn."""
 
@@ -629,15 +660,18 @@ def in_process(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
     loop = asyncio.new_event_loop()
     runners = {}
     try:
-        runners["mgi"] = ServiceTurns("mgi", loop, ir_dir, f"sqlite:{tmp / 'inproc.db'}")
-        runners["mgi_full"] = ServiceTurns(
-            "mgi_full", loop, ir_dir, f"sqlite:{tmp / 'inproc-full.db'}?synchronous=full")
+        runners["mgi_service"] = ServiceTurns("mgi_service", loop, ir_dir,
+                                              f"sqlite:{tmp / 'inproc.db'}")
+        runtime = runners["mgi_service"].runtime
+        runners["mgi"] = EngineTurns(runtime, tmp / "inproc-engine.db")
+        runners["mgi_full"] = EngineTurns(runtime, tmp / "inproc-full.db", "full")
         runners["langgraph"] = LangGraphTurns(tmp / "inproc-langgraph.db")
-        problems = peers.check_same([runners["mgi"], runners["langgraph"]])
+        problems = peers.check_same([runners["mgi"], runners["mgi_service"],
+                                     runners["langgraph"]])
         if problems:
-            raise RuntimeError("the service's turns and LangGraph's differ:\n"
-                               + "\n".join(problems))
-        counts = {"mgi": cfg["service_sessions"], "mgi_full": cfg["service_sessions"],
+            raise RuntimeError("mgi's turns and LangGraph's differ:\n" + "\n".join(problems))
+        counts = {"mgi": cfg["service_sessions"], "mgi_service": cfg["service_sessions"],
+                  "mgi_full": cfg["service_sessions"],
                   "langgraph": cfg["service_langgraph_sessions"]}
         for name, runner in runners.items():  # warm-up, not kept
             runner.time_sessions(max(1, counts[name] // 4), f"warm-{name}", [])
@@ -664,7 +698,7 @@ def in_process(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
             spread = sorted(a / b for a, b in zip(by_round[name], by_round["mgi"]))
             f["vs_mgi_by_round"] = {"min": round(spread[0], 2), "max": round(spread[-1], 2)}
         # the stored session: a new one after STORED_AFTER user turns, its row read back
-        for name in ("mgi", "langgraph"):
+        for name in ("mgi_service", "langgraph"):
             runners[name].start("stored")
             for text, nlu in peers.FULL_WALK[:STORED_AFTER]:
                 runners[name].turn("stored", text, nlu)
@@ -748,8 +782,9 @@ def print_http(figures: dict) -> None:
 
 
 def print_in_process(figures: dict) -> None:
-    labels = {"mgi": "mgi Sessions.message, SQLite store",
-              "mgi_full": "the same, synchronous=full (info)",
+    labels = {"mgi": "mgi engine, SQLiteSessionStore",
+              "mgi_service": "mgi Sessions.message, SQLite (info)",
+              "mgi_full": "mgi engine, synchronous=full (info)",
               "langgraph": "LangGraph invoke + SqliteSaver"}
     log(f"durable turn in process, {figures['rounds']} rounds:")
     log(f"  {'runner':38} {'median us':>10} {'p90 us':>9} {'turns':>7} {'x mgi':>8}  "
