@@ -378,6 +378,17 @@ def test_mgi_never_imports_the_compiler(tmp_path, senimate):
     assert done.stdout.strip() == "[]"
 
 
+def test_building_the_parser_loads_no_msgspec_struct():
+    """`mgi`'s options, `serve`'s included, are built before the Ctrl-C guard of a command:
+    nothing may define a msgspec Struct by then (a Ctrl-C inside msgspec's class creation
+    crashed Python with SIGSEGV when `serve`'s defaults were read from the store module)."""
+    code = ("import sys\nfrom interpreter.cli.main import build_parser\nbuild_parser()\n"
+            "print('msgspec' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 def test_importing_the_cli_loads_no_engine():
     code = ("import sys, interpreter.cli.main\n"
             "print(sorted(m for m in sys.modules if m.startswith('interpreter.')))")

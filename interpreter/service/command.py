@@ -8,7 +8,7 @@ from typing import Any
 
 def add_serve_parser(commands: Any, add_common: Any) -> None:
     """The `serve` subcommand; `add_common(parser)` adds the options every command shares."""
-    from ..stores.records import DEFAULT_STORE, DEFAULT_TTL
+    from ..stores import DEFAULT_STORE, DEFAULT_TTL  # only the room's __init__: no msgspec
 
     serve = commands.add_parser(
         "serve", allow_abbrev=False, help="serve scenarios over HTTP",

@@ -15,3 +15,8 @@ or here loads sqlite3 or redis, so the engine never does. The core imports only 
 
 ROOM = "store"
 BOUNDARY = ("sessions",)
+
+# The service's defaults (`mgi serve --store`, `--session-ttl`), here so that building mgi's
+# argument parser imports nothing else (`records` re-exports them).
+DEFAULT_STORE = "sqlite:mago-sessions.db"
+DEFAULT_TTL = 86400

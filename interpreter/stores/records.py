@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from . import DEFAULT_STORE, DEFAULT_TTL
 from .sessions import VersionConflict
 
 __all__ = ["RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
            "open_store", "DEFAULT_STORE", "DEFAULT_TTL"]
 
-DEFAULT_STORE = "sqlite:mago-sessions.db"
-DEFAULT_TTL = 86400
 
 
 class StoreError(Exception):

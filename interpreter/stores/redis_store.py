@@ -7,9 +7,10 @@ After: a session is one hash at `mago:session:{id}` with fields `v` (version), `
 bytes) and `u` (updated_at), whose key expires `ttl` after its last put (Redis removes it, so
 `sweep` has nothing to do); `expires_at` is `u + ttl`. A put is one Lua script, run by Redis
 alone: it compares the version, writes the three fields and sets the expiry, or returns -1
-and changes nothing (`VersionConflict`). A script resent with the same version, bytes and
-time as the write already stored (redis-py resends a command when the answer timed out) is
-answered with that write's version, so a put that succeeded is never reported as a conflict.
+and changes nothing (`VersionConflict`). Each put carries a random token, stored with it: a
+script resent with the token of the write already stored (redis-py resends a command when the
+answer timed out) is answered with that write's version, so a put that succeeded is never
+reported as a conflict, and another writer's put (a token of its own) never passes for it.
 IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
 
@@ -26,6 +27,7 @@ survives a killed Redis; with `everysec` up to a second of puts may be lost.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from urllib.parse import unquote, urlsplit
 
@@ -44,18 +46,20 @@ IR_KEY = "mago:ir:"
 DB_PATH = re.compile(r"(/[0-9]*)?")
 FAILURES = (RedisError, OSError, asyncio.TimeoutError)
 
-# KEYS[1] the session; ARGV: expected version, data, updated_at, TTL in milliseconds.
+# KEYS[1] the session; ARGV: expected version, data, updated_at, TTL in milliseconds, and
+# the put's own random token (`w`): a resent script carries the same token, another writer's
+# put never does (two writers may store the same bytes at the same instant).
 CAS_SCRIPT = """
-local stored = redis.call('HMGET', KEYS[1], 'v', 'd', 'u')
+local stored = redis.call('HMGET', KEYS[1], 'v', 'w')
 local current = tonumber(stored[1] or '0')
 local expected = tonumber(ARGV[1])
 if current ~= expected then
-  if current == expected + 1 and stored[2] == ARGV[2] and stored[3] == ARGV[3] then
+  if current == expected + 1 and stored[2] == ARGV[5] then
     return current
   end
   return -1
 end
-redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2], 'u', ARGV[3])
+redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2], 'u', ARGV[3], 'w', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return current + 1
 """
@@ -137,7 +141,8 @@ class RedisRecordStore:
                   now: float) -> int:
         try:
             version = await self._cas(keys=[SESSION_KEY + session_id],
-                                      args=[expected_version, data, repr(now), self._ttl_ms])
+                                      args=[expected_version, data, repr(now), self._ttl_ms,
+                                            os.urandom(12)])
         except FAILURES as exc:
             raise self._failure(exc) from None
         if version < 0:
