@@ -16,6 +16,7 @@ before anything is read (`refuse_same_file`).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,9 @@ from .diagnostics import Diagnostic, Diagnostics
 from .emit import build_program, emit
 from .resolve import Model, resolve
 from .schema import decode_scenario
+
+
+NODE_POINTER = re.compile(r"/graph/nodes/\d+")
 
 
 class UsageError(Exception):
@@ -125,6 +129,8 @@ def _place(d: Diagnostic, locator) -> Diagnostic:
         position = locator.string_char(d.path, d.string_offset)
     elif d.at_key:
         position = locator.key(d.path)
+    elif NODE_POINTER.fullmatch(d.path):  # about a node: at its "id", the name one looks for
+        position = locator.key(d.path + "/id")
     if position is None:
         position = locator.nearest(d.path)
     return replace(d, line=position[0], column=position[1])
