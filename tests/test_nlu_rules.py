@@ -1,15 +1,19 @@
 """The `rules` NLU: table-driven cases for each rule, invariants, and accuracy on a labelled set.
 
-Two small programs stand in for the real scenarios (built directly from the IR structs): a
-senimate-like one (companion bot for elderly people) and a form-filling one (clinic
-registration). `tests/data/nlu_labelled.jsonl` holds hand-labelled utterances, one JSON object
-a line: `text`, `act`, `intent` (or null), `slots` (what a person would say the utterance
-fills at that node), `scenario` ("senimate" | "form") and `node` (the node the user answers;
+Three small programs stand in for the real scenarios (built directly from the IR structs): a
+senimate-like one (companion bot for elderly people), a form-filling one (clinic
+registration) and the intents and slots of scenarios/clinic_booking.json (a booking).
+`tests/data/nlu_labelled.jsonl` holds hand-labelled utterances, one JSON object a line:
+`text`, `act`, `intent` (or null), `slots` (what a person would say the utterance fills at
+that node), `scenario` ("senimate" | "form" | "clinic") and `node` (the node the user answers;
 it decides which slots are collected). The free-text slots `symptom` and `health_issue` are
-not labelled: no single wording is right for them.
+not labelled: no single wording is right for them. Lines 1-312 are the original set; the lines
+after them add paraphrases of the scenarios' intents and near misses that must not match
+(the last 24 were written after the similarity threshold was calibrated).
 
 `evaluate(labelled, nlu)` scores any NLU on that set; run `pytest tests/test_nlu_rules.py -s`
-to see the report.
+to see the report, or `tests/benchmarks/nlu_eval.py` for precision and recall per intent,
+the cost of a parse and the threshold sweep.
 """
 
 from __future__ import annotations
@@ -22,17 +26,24 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interpreter import ir
 from interpreter.understanding import lexicon as lex
+from interpreter.understanding import rules
 from interpreter.understanding.lexicon import free_text
 from interpreter.understanding.rules import RulesNLU, normalise
 
+try:
+    from interpreter.understanding import similarity
+except ImportError:  # an older tree, measured by `tests/benchmarks/nlu_eval.py --code DIR`
+    similarity = None
+
 LABELLED = Path(__file__).parent / "data" / "nlu_labelled.jsonl"
 
-# --- fixtures: two programs mirroring the scenarios --------------------------------------------
+# --- fixtures: three programs mirroring the scenarios -------------------------------------------
 
 
 def _slot(name: str, value_type: str, **fields: Any) -> ir.Slot:
@@ -96,6 +107,38 @@ def form_program() -> ir.Program:
     return _program("form", slots, intents, nodes)
 
 
+def clinic_program() -> ir.Program:
+    """The intents and slots of scenarios/clinic_booking.json (copied: a fixture that does not
+    move when the scenario is edited), its synonyms shortened."""
+    slots = [
+        _slot("patient_name", "string", min_length=2, max_length=20),
+        _slot("birth_year", "integer", min=1900, max=2025),
+        _slot("department", "enum", values=["내과", "정형외과", "치과"], synonyms={
+            "내과": ["내과", "소화가 안", "속이 안 좋", "배가 아", "감기", "열이 나"],
+            "정형외과": ["정형외과", "허리", "무릎", "관절", "어깨", "뼈"],
+            "치과": ["치과", "치아", "이가 아", "이빨", "잇몸", "충치"]}),
+        _slot("visit_date", "string", pattern=r"^\d{4}-\d{2}-\d{2}$"),
+        _slot("contact_email", "email", max_length=100),
+        _slot("note", "string", max_length=200),
+    ]
+    intents = [
+        ir.Intent("user_wants_to_cancel", examples=[
+            "예약 취소할게요", "취소해 주세요", "예약 안 할래요", "예약 그만할게요", "그만둘게요",
+            "다음에 할게요", "됐어요, 안 할래요", "예약 안 해도 돼요", "처음부터 안 할게요", "cancel",
+            "cancel the booking", "never mind", "I don't want to book", "forget it"],
+            patterns=[r"예약\s*(을\s*)?(취소|안\s*할|그만)"]),
+        ir.Intent("user_wants_to_modify", examples=[
+            "수정할게요", "고칠게요", "바꾸고 싶어요", "잘못 말했어요", "날짜를 바꿔 주세요",
+            "진료과를 바꿀게요", "이메일이 틀렸어요", "이름이 잘못됐어요", "I want to change something",
+            "change the date", "that's wrong", "edit the booking"]),
+    ]
+    nodes = [_node("greeting", []), _node("collect_patient_info", [0, 1]),
+             _node("collect_visit_info", [2, 3]), _node("collect_contact", [4]),
+             _node("ask_note", [5]), _node("confirm_booking", []),
+             _node("modify_booking", [0, 1, 2, 3, 4])]
+    return _program("clinic", slots, intents, nodes)
+
+
 @dataclass(frozen=True)
 class Context:
     """The part of `NLUContext` an NLU may read: the program and the node being answered."""
@@ -108,7 +151,7 @@ def context(program: ir.Program, node_id: str) -> Context:
     return Context(program, next(n for n in program.nodes if n.id == node_id))
 
 
-PROGRAMS = {"senimate": senimate_program(), "form": form_program()}
+PROGRAMS = {"senimate": senimate_program(), "form": form_program(), "clinic": clinic_program()}
 NLUS = {name: RulesNLU(program) for name, program in PROGRAMS.items()}
 
 
@@ -164,6 +207,7 @@ def evaluate(labelled: Iterable[Labelled], nlu: Any) -> dict[str, Any]:
     `intent_false_alarms` and `slot_values` (precision and recall over single slot values)
     show what those totals hide."""
     per_act: dict[str, Counter] = {}
+    per_intent: dict[str, Counter] = {}
     totals, values, misses = Counter(), Counter(), []
     for case in labelled:
         parser = nlu[case.scenario] if isinstance(nlu, Mapping) else nlu
@@ -176,6 +220,7 @@ def evaluate(labelled: Iterable[Labelled], nlu: Any) -> dict[str, Any]:
                       intent_found=case.intent is not None and checks["intent"],
                       intent_false=case.intent is None and result.intent is not None)
         per_act.setdefault(case.act, Counter()).update(n=1, correct=int(checks["act"]))
+        _count_intent(per_intent, case.intent, result.intent)
         _count_values(values, case.slots, dict(result.slots))
         if not all(checks.values()):
             misses.append({"text": case.text, "node": case.context.node.id,
@@ -188,13 +233,34 @@ def evaluate(labelled: Iterable[Labelled], nlu: Any) -> dict[str, Any]:
         "intent_accuracy": totals["intent"] / n,
         "slot_accuracy": totals["slots"] / n,
         "intent_recall": totals["intent_found"] / max(totals["with_intent"], 1),
+        "intent_precision": _precision(sum(per_intent.values(), Counter())),
         "intent_false_alarms": totals["intent_false"],
+        "per_intent": {name: {"support": c["support"], "precision": _precision(c),
+                              "recall": c["tp"] / max(c["support"], 1),
+                              "tp": c["tp"], "fp": c["fp"], "fn": c["fn"]}
+                       for name, c in sorted(per_intent.items())},
         "per_act": {a: {"n": c["n"], "accuracy": c["correct"] / c["n"]}
                     for a, c in sorted(per_act.items())},
         "slot_values": {"precision": values["tp"] / max(values["tp"] + values["fp"], 1),
                         "recall": values["tp"] / max(values["tp"] + values["fn"], 1)},
         "misses": misses,
     }
+
+
+def _count_intent(per_intent: dict[str, Counter], expected: str | None, got: str | None) -> None:
+    """Per intent: `support` (labelled with it), `tp`, `fp` (found where another or none was
+    meant) and `fn` (meant, and another or none found)."""
+    if expected is not None:
+        per_intent.setdefault(expected, Counter()).update(support=1, tp=int(got == expected),
+                                                           fn=int(got != expected))
+    if got is not None and got != expected:
+        per_intent.setdefault(got, Counter()).update(fp=1)
+
+
+def _precision(counts: Counter) -> float:
+    """tp / (tp + fp); 1.0 when nothing was found (no false alarm)."""
+    found = counts["tp"] + counts["fp"]
+    return counts["tp"] / found if found else 1.0
 
 
 def _count_values(counter: Counter, expected: dict[str, Any], got: dict[str, Any]) -> None:
@@ -209,9 +275,13 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [f"NLU accuracy on {report['n']} labelled utterances: "
              f"act {report['act_accuracy']:.3f}, intent {report['intent_accuracy']:.3f}, "
              f"slots {report['slot_accuracy']:.3f}",
-             f"  intents: recall {report['intent_recall']:.3f}, false alarms "
+             f"  intents: precision {report['intent_precision']:.3f}, recall "
+             f"{report['intent_recall']:.3f}, false alarms "
              f"{report['intent_false_alarms']}; slot values: precision "
              f"{values['precision']:.3f}, recall {values['recall']:.3f}"]
+    lines += [f"  {name:22} precision {row['precision']:.3f}  recall {row['recall']:.3f}  "
+              f"(support {row['support']}, false alarms {row['fp']})"
+              for name, row in report["per_intent"].items()]
     lines += [f"  {act:9} {row['accuracy']:.3f}  (n={row['n']})"
               for act, row in report["per_act"].items()]
     lines += [f"  miss [{m['node']}] {m['text']!r}: expected {m['expected']}, got {m['got']}"
@@ -224,9 +294,24 @@ def test_accuracy_on_the_labelled_set():
     assert len(labelled) >= 150
     report = evaluate(labelled, NLUS)
     print("\n" + format_report(report))
-    assert report["act_accuracy"] >= 0.90
+    assert report["act_accuracy"] >= ACT_ACCURACY_BEFORE
     assert report["intent_accuracy"] >= 0.85
     assert report["slot_accuracy"] >= 0.85
+
+
+ORIGINAL_LINES = 312  # the labelled set before paraphrases and near misses were added
+ACT_ACCURACY_BEFORE = 311 / 312  # 0.997 on the original lines, before intents by similarity
+
+
+@pytest.mark.parametrize("part", [slice(None), slice(None, ORIGINAL_LINES),
+                                  slice(ORIGINAL_LINES, None)], ids=["all", "original", "added"])
+def test_intent_recall_and_precision_on_the_labelled_set(part):
+    """Issue 16: intent recall at least 0.90 at precision at least 0.97, on the whole set and
+    on each of its parts (the threshold was calibrated on them: see `rules.MIN_SIMILARITY`)."""
+    report = evaluate(load_labelled()[part], NLUS)
+    assert report["intent_recall"] >= 0.90, format_report(report)
+    assert report["intent_precision"] >= 0.97, format_report(report)
+    assert report["act_accuracy"] >= ACT_ACCURACY_BEFORE, format_report(report)
 
 
 def test_the_labelled_set_is_well_formed():
@@ -308,10 +393,13 @@ INTENTS = [
     ("대화를 종료할게요", END, 0.8), ("그만하자", END, 0.8), ("이만 끊어요", END, 0.8),  # stems
     ("end this conversation", END, 0.8), ("다음에 또 얘기하자", END, 0.8),
     ("이만 끊을께요", END, 0.8),  # a misspelt ending is still the stem
-    ("대화종뇨", END, None),  # bigrams: a typo inside a word
+    ("오늘은 여기까지 할게요", END, None), ("그럼 이만", END, None),  # similar: one meaning
+    ("피곤해서 이만 쉴게요", END, None),  # similar, wrapped in more words
     ("얘기하자", None, None), ("요즘 무릎이 아파서요", None, None), ("응", None, None),  # unrelated
     ("대화 종료하지 마세요", None, None), ("끝내지 말고 더 얘기해요", None, None),  # negated
     ("don't stop", None, None), ("그만두지 않을래요", None, None),
+    ("아직 그만하고 싶지 않아요", None, None), ("청소 다 끝냈어요", None, None),  # a report
+    ("그만큼 힘들었어요", None, None), ("더 얘기하고 싶어요", None, None),  # near misses
 ]
 
 
@@ -322,13 +410,16 @@ def test_intent(text, intent, confidence):
     if confidence is not None:
         assert result.confidence == pytest.approx(confidence)
     if intent is not None and confidence is None:
-        assert 0.5 <= result.confidence < 0.8  # fuzzy
+        assert 0.5 <= result.confidence <= 0.8  # similar
 
 
 @pytest.mark.parametrize(("text", "intent"), [
     ("접수 취소해 주세요", "user_wants_to_cancel"),  # pattern
     ("그냥 취소", "user_wants_to_cancel"),
     ("취소 안 할게요", None),  # a negated pattern match
+    ("취소 안 할래요", None),  # negated, though "안 할래요" is an example of the same intent
+    ("취소하지 마세요", None), ("접수 안 할게요", "user_wants_to_cancel"),
+    ("잘 모르겠는데요", "user_needs_help"), ("어떻게 해야 할지 모르겠어요", "user_needs_help"),
     ("never mind", "user_wants_to_cancel"),
     ("도와주세요", "user_needs_help"),
     ("김철수", None),
@@ -347,6 +438,148 @@ def test_an_invalid_intent_pattern_is_reported_at_construction():
     program = _program("p", [], [ir.Intent("broken", patterns=["(unclosed"])], [_node("n", [])])
     with pytest.raises(ir.IRError, match="intent broken has an invalid pattern"):
         RulesNLU(program)
+
+
+# --- intents by similarity (issue 16) ----------------------------------------------------------
+
+CANCEL = "user_wants_to_cancel"
+
+
+def _one_intent_program(*examples: str, patterns: tuple[str, ...] = ()) -> ir.Program:
+    return _program("p", [], [ir.Intent(CANCEL, examples=list(examples), patterns=list(patterns))],
+                    [_node("n", [])])
+
+
+def _parse_in(program: ir.Program, text: str):
+    return RulesNLU(program).parse(text, context(program, "n"))
+
+
+def test_a_paraphrase_matches_by_its_stem():
+    """"그냥 취소할래요" says what "취소해 주세요" says: the stem 취소(하다) under other endings."""
+    program = _one_intent_program("취소해 주세요")
+    result = _parse_in(program, "그냥 취소할래요")
+    assert result.intent == CANCEL
+    assert rules.MIN_INTENT_SCORE <= result.confidence <= rules.SIMILARITY_CEILING
+
+
+def test_confidence_falls_from_the_example_to_its_paraphrases():
+    program = _one_intent_program("취소해 주세요")
+    said = ["취소해 주세요", "지금 취소해 주세요", "취소할래요", "이번 예약은 취소할래요"]
+    confidences = [_parse_in(program, text).confidence for text in said]
+    assert confidences[0] == 1.0  # the example itself
+    assert confidences[1] == pytest.approx(0.9)  # contains it
+    assert confidences[1] > confidences[2] > confidences[3] >= rules.MIN_INTENT_SCORE  # similar
+    assert all(_parse_in(program, text).intent == CANCEL for text in said)
+
+
+@pytest.mark.parametrize("text", [
+    "취소 안 할래요", "취소는 안 할게요", "취소하지 마세요", "취소하지 않을래요", "취소 안 해도 돼요",
+])
+def test_a_negated_paraphrase_is_not_the_intent(text):
+    # "안 할래요" is an example too: the negation it carries is no licence to negate the intent
+    program = _one_intent_program("취소해 주세요", "안 할래요")
+    assert _parse_in(program, text).intent is None
+
+
+@pytest.mark.parametrize(("word", "stem"), [
+    ("취소할래요", "취소"), ("취소할게요", "취소"), ("취소하고", "취소"), ("취소해주세요", "취소"),
+    ("모르겠어요", "=unknown"), ("끝낼게요", "=stop"), ("그만하자", "=stop"), ("여기까지", "=stop"),
+    ("바꿀게요", "=change"), ("고쳐주세요", "=change"), ("날짜를", "날짜"), ("이름이", "이름"),
+    ("끝냈어요", "끝냈"), ("그만큼", "그만큼"), ("이만하면", "이만하면"),  # a report, no stem of a request
+    ("네", ""), ("그냥", ""), ("주세요", ""),  # no content
+])
+def test_word_stems(word, stem):
+    assert similarity.stem(word) == stem
+
+
+def test_the_same_stems_are_similarity_one():
+    index = similarity.ExampleIndex([(0, normalise("날짜를 바꿔 주세요").split())])
+    assert index.best(normalise("날짜 바꿀게요").split()).scores == {0: pytest.approx(1.0)}
+    assert index.best(normalise("오늘 날씨 좋네요").split()).scores == {}
+    assert index.best(normalise("날짜는 안 바꿀게요").split(), 0.3).negated == {0}
+
+
+def test_the_similarity_score_spans_the_confidence_of_a_similar_intent():
+    assert rules.similarity_score(rules.MIN_SIMILARITY) == pytest.approx(rules.MIN_INTENT_SCORE)
+    assert rules.similarity_score(1.0) == pytest.approx(rules.SIMILARITY_CEILING)
+
+
+# Syllables that occur in no example, pattern or lexicon entry: text made of them is far from
+# every intent.
+FAR = "뷁쀍퓽쏼뙇쀓뜗퉯휏껋"
+
+
+def test_the_far_syllables_are_far():
+    said = [text for program in PROGRAMS.values() for intent in program.intents
+            for text in (*intent.examples, *intent.patterns)]
+    said += [case.text for case in load_labelled()]
+    assert not set(FAR) & set("".join(said))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.text(alphabet=FAR + " ", max_size=40))
+def test_text_far_from_every_example_has_no_intent(text):
+    for scenario, program in PROGRAMS.items():
+        result = NLUS[scenario].parse(text, context(program, program.nodes[0].id))
+        assert result.intent is None
+        assert 0.0 <= result.confidence <= 1.0
+
+
+LABELLED_CASES = load_labelled()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(0, len(LABELLED_CASES) - 1), st.text(alphabet=FAR, min_size=1, max_size=12),
+       st.booleans())
+def test_unrelated_words_never_create_an_intent_nor_raise_its_confidence(index, noise, before):
+    case = LABELLED_CASES[index]
+    nlu = NLUS[case.scenario]
+    plain = nlu.parse(case.text, case.context)
+    noisy = nlu.parse(f"{noise} {case.text}" if before else f"{case.text} {noise}", case.context)
+    assert noisy.intent in (None, plain.intent)
+    if noisy.intent is not None:
+        assert noisy.confidence <= plain.confidence
+
+
+_HANGUL_WORDS = st.lists(st.text(st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3),
+                                 min_size=1, max_size=6), max_size=8).map(" ".join)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.one_of(_HANGUL_WORDS, st.text(max_size=40)))
+def test_any_text_parses_with_a_confidence_in_range(text):
+    for scenario, program in PROGRAMS.items():
+        result = NLUS[scenario].parse(text, context(program, program.nodes[-1].id))
+        assert 0.0 <= result.confidence <= 1.0
+        assert result.intent is None or result.confidence >= rules.MIN_INTENT_SCORE
+
+
+# --- string slots with a pattern ----------------------------------------------------------------
+
+PHONE = r"01[016789]-\d{3,4}-\d{4}"
+
+
+@pytest.mark.parametrize(("pattern", "text", "value"), [
+    (PHONE, "제 번호는 010-1234-5678이에요", "010-1234-5678"),  # inside a sentence
+    ("^" + PHONE + "$", "제 번호는 010-1234-5678이에요", "010-1234-5678"),  # anchors bind the value
+    (PHONE, "010-1234-5678", "010-1234-5678"),
+    (PHONE, "번호는 010-1234-5678 이고 집은 02-123-4567", "010-1234-5678"),  # the first that fits
+    (PHONE, "010-1234-56789 이에요", "010-1234-56789"),  # no cut: the trimmed answer, refused later
+    (r"^\d{4}-\d{2}-\d{2}$", "2025-03-20에 갈게요", "2025-03-20"),
+    (r"^\d{4}-\d{2}-\d{2}$", "다음 주 화요일이요", "다음 주 화요일이요"),  # as before: the answer
+    (r".*a.*b", "it is a1b here", "it is a1b here"),  # refused as a search: not searched
+])
+def test_a_pattern_slot_is_found_inside_the_utterance(pattern, text, value):
+    program = _one_slot_program(_slot("phone", "string", pattern=pattern))
+    assert RulesNLU(program).parse(text, context(program, "n")).slots == {"phone": value}
+
+
+def test_a_pattern_slot_is_found_beside_other_slots():
+    # collect_visit_info asks for the department and the date; modify_booking for two strings
+    assert parse("내과로 2025-03-14에 예약할게요", "collect_visit_info", "clinic").slots == {
+        "department": "내과", "visit_date": "2025-03-14"}
+    assert parse("날짜는 2025-03-20으로 바꿔 주세요", "modify_booking", "clinic").slots == {
+        "visit_date": "2025-03-20"}
 
 
 # --- enum slots --------------------------------------------------------------------------------
@@ -540,6 +773,8 @@ def test_parse_compiles_no_regex(monkeypatch):
 
     for name in ("compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "split"):
         monkeypatch.setattr(re, name, refuse)
-    for text in ("아침은 안 먹었어", "10점 만점에 7점", "kim@example.com", "대화 종료하지 마세요"):
+    for text in ("아침은 안 먹었어", "10점 만점에 7점", "kim@example.com", "대화 종료하지 마세요",
+                 "그냥 취소할래요", "2025-03-20에 갈게요", "예약 취소는 안 할게요"):
         parse(text, "health_check")
         parse(text, "ask_email", "form")
+        parse(text, "collect_visit_info", "clinic")

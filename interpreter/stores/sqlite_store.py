@@ -199,8 +199,11 @@ class SQLiteRecordStore:
         self._committed_this_turn = False  # a put committed in this turn of the event loop
         try:
             self._set_up()
-            self._fast = self._connect(0)
+            # opened waiting for locks (another process may be setting the file up now),
+            # then never waiting again: the event loop's connection
+            self._fast = self._connect(BUSY_SECONDS)
             self._fast.execute("PRAGMA wal_autocheckpoint=0")
+            self._fast.execute("PRAGMA busy_timeout=0")
         except sqlite3.Error as exc:
             raise StoreError(self._open_failure(exc)) from None
 

@@ -149,6 +149,75 @@ INTENT_STOPWORDS = frozenset(("이제", "그럼", "그냥", "좀", "저", "나",
                               "want", "to", "the", "a", "an", "please", "just", "now", "this",
                               "id", "like", "lets"))
 
+# --- intent similarity (`understanding.similarity`) ------------------------------------------
+
+# Words that say nothing about which intent an utterance has: adverbs, pronouns and time
+# words around a request ("이제 그만할게요", "그냥 취소할래요", "I just want to stop").
+SIMILARITY_STOPWORDS = INTENT_STOPWORDS | frozenset((
+    "오늘", "오늘은", "지금", "지금은", "다시", "일단", "이번엔", "이번에는", "정말", "진짜", "너무",
+    "저는", "전", "나는", "난", "내가", "우리", "그러면", "이거", "그거", "저거", "이것", "그것",
+    "잘", "더", "또", "다", "꼭", "많이", "조금", "아주", "막", "me", "we", "you", "can", "could",
+    "would", "do", "it", "is", "for", "today",
+))
+# Auxiliary verbs after a verb's -아/-어 or -고 form: "취소해 주세요", "바꾸고 싶어요".
+AUXILIARY_WORDS = frozenset((
+    "주세요", "주실래요", "주시겠어요", "주십시오", "줄래요", "줄래", "줘", "줘요", "주라", "싶어요",
+    "싶어", "싶습니다", "싶은데요", "싶은데", "싶네요", "싶다", "싶어서",
+))
+# The same glued to the verb ("취소해주세요", "바꾸고싶어요").
+GLUED_AUXILIARIES = frozenset((
+    "주세요", "주실래요", "주시겠어요", "주십시오", "줄래요", "줄래", "줘요", "줘", "고싶어요",
+    "고싶어", "고싶습니다", "고싶네요", "고싶은데요", "고싶은데", "고싶다",
+))
+# Verb and adjective endings; the longest one a word ends with is stripped to find its stem
+# (모르겠어요 -> 모르, 끝낼게요 -> 끝낼, 바꾸고 -> 바꾸).
+STEM_ENDINGS = frozenset((
+    "겠습니다", "겠는데요", "겠어요", "겠네요", "겠는데", "겠어", "겠다", "습니다", "니다", "는데요",
+    "은데요", "거든요", "거든", "더라고요", "네요", "군요", "구나", "게요", "께요", "래요", "세요",
+    "셔요", "시죠", "어요", "아요", "여요", "에요", "예요", "이요", "지요", "까요", "려고요", "려고",
+    "어야", "아야", "야",
+    "는데", "은데", "죠", "자", "요", "게", "께", "래", "어", "아", "여", "다", "지", "고", "니",
+    "냐", "까",
+))
+# Endings of a clause that gives a reason or a condition ("도와주셔서 감사합니다", "이만하면
+# 괜찮아요", "그만하고 싶지만"): a word ending so asks for nothing; it keeps its ending in the
+# similarity key, and an example's stem does not count in it.
+SUBORDINATE_ENDINGS = ("서", "니까", "면", "지만")
+# Endings that follow the ㄹ or ㄴ of a future or adnominal form, which goes with them
+# (할래요 -> 하, 끝낼게요 -> 끝내, 할지 -> 하): a stem's own ㄹ stays before other endings
+# (알아요 -> 알).
+AFTER_FINAL_ENDINGS = frozenset(("래요", "래", "게요", "게", "께요", "께", "까요", "까", "지",
+                                 "다", "는데요", "는데"))
+# Noun particles, stripped when two syllables or more remain (날짜를 -> 날짜, 이름이 -> 이름);
+# the long ones first, before any verb ending (여기까지, 병원에서).
+PARTICLES = frozenset(("은", "는", "이", "가", "을", "를", "도", "에", "로", "의", "랑", "만"))
+LONG_PARTICLES = frozenset(("으로", "에서", "에게", "한테", "이랑", "부터", "까지", "까지는",
+                            "에서는", "으로는"))
+MAX_SUFFIX = max(map(len, (*GLUED_AUXILIARIES, *STEM_ENDINGS, *LONG_PARTICLES)))
+# Stems that mean the same for what a user asks of a conversation, read as one unit (their
+# class): stopping (quitting too), later, talk (light: every topic is talk), changing, not
+# knowing, help. Only requests: a past form keeps its own stem ("끝냈", a report).
+_CLASSES = {
+    "=stop": ("그만", "이만", "여기까지", "끝내", "끝", "종료", "마무리", "그만두", "관두"),
+    "=later": ("다음", "나중"),
+    "=talk": ("얘기", "이야기", "대화", "말", "통화"),
+    "=change": ("바꾸", "고치", "수정", "변경"),
+    "=unknown": ("모르", "헷갈리"),
+    "=help": ("도오", "돕", "도움"),  # 도와 opens to 도오
+}
+STEM_CLASSES = {stem: name for name, stems in _CLASSES.items() for stem in stems}
+# Stems of light words: talk, things, being and doing ("얘기", "거", "있", "하"), which every
+# topic uses; an n-gram made of them only weighs `similarity.LIGHT_WEIGHT`.
+LIGHT_STEMS = frozenset((
+    "=talk", "거", "것", "게", "수", "때", "있", "없", "되", "보", "주", "하", "가", "오", "talk",
+    "thing", "do", "be", "have", "get", "go",
+))
+# Act words say how, not what: "네", "그래요", "고마워요" are left out of the similarity key
+# (goodbye words stay: "이만" and "안녕히 계세요" are how an end is said).
+SIMILARITY_ACT_WORDS = frozenset(w for w, act in EXACT_ACTS.items() if act != "goodbye") \
+    | FILLER_WORDS
+
+
 # --- negation --------------------------------------------------------------------------------
 
 # A word right before a match that negates it ("안 먹었어", "not good").
@@ -165,13 +234,27 @@ NEGATION_AFTER = re.compile(
     r"|(?:한|함|은|는|운|픈|할)?\s?(?:데|곳|거|건|게|적|데는|곳은|적은)?\s?없"
     r"|(?:은|는|을|를|도)?\s(?:(?:안|못)\s|말고)"
 )
-# Words that mark a sentence as negated somewhere (fuzzy matches are not trusted there).
+# Words that start with a negation ("않아요", "못해", "말고", "마세요").
 NEGATED_VERB_PREFIXES = ("않", "못", "말고", "말아", "마세요", "마라")
+# A verb after a glued 안/못 ("안돼", "안할래요", "못가요"); "안녕", "안경" are no negation.
+_NEGATED_VERB_HEADS = frozenset("하해할했돼되될됐갈가와올먹")
+# Auxiliaries in their -지 form, which a negation follows ("그만하고 싶지 않아요").
+NEGATABLE_AUXILIARIES = ("싶지", "싶진")
+
+
+def is_negation_word(word: str) -> bool:
+    """A word that negates ("안", "못", "않아요", "하지마", "없어요", "안돼", "don't")."""
+    if word in NEGATION_BEFORE or word == "마" or word.startswith(NEGATED_VERB_PREFIXES):
+        return True
+    if "지않" in word or "지못" in word or "지마" in word or word.startswith("없"):
+        return True
+    return len(word) >= 2 and word[0] in NEGATION_PREFIX and word[1] in _NEGATED_VERB_HEADS
+
 
 # --- Hangul syllables ----------------------------------------------------------------------------
 
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
-FINAL_N, FINAL_L, FINAL_B = 4, 8, 17  # final consonant indices of ㄴ, ㄹ and ㅂ
+FINAL_N, FINAL_L, FINAL_B, FINAL_SS = 4, 8, 17, 20  # final consonant indices of ㄴ, ㄹ, ㅂ, ㅆ
 INITIAL_H, VOWEL_A, VOWEL_AE = 18, 0, 1
 # An open stem syllable changes its vowel when an ending is added (아프 -> 아파, 쑤시 -> 쑤셔,
 # 보 -> 봐, 주 -> 줘, 되 -> 돼); each family is the vowels one syllable may show.
@@ -206,6 +289,51 @@ def syllable_class(initial: int, vowels: tuple[int, ...]) -> str:
         start = HANGUL_FIRST + (initial * 21 + vowel) * 28
         ranges.append(f"{chr(start)}-{chr(start + 27)}")
     return "[" + "".join(ranges) + "]"
+
+
+# Vowels of a contracted open syllable and the stem vowel they contract (바꿔 -> 바꾸,
+# 도와 -> 도오, 돼 -> 되, 고쳐 -> 고치); 해 -> 하 is handled with the initial ㅎ. 과 and 화 stay
+# (치과, 대화: nouns; no verb contracts to them).
+_OPENED_VOWELS = {14: 13, 9: 8, 10: 11, 6: 20}
+
+
+def open_syllable(ch: str, drop_final: bool = False) -> str:
+    """A stem's last syllable without contraction (꿔 -> 꾸, 해 -> 하) and, with `drop_final`,
+    without the ㄹ/ㄴ of a future or adnominal form (할 -> 하, 낼 -> 내)."""
+    parts = syllable(ch)
+    if parts is None:
+        return ch
+    initial, vowel, final = parts
+    if drop_final and final in (FINAL_N, FINAL_L):
+        final = 0
+    if final == 0:
+        if initial == INITIAL_H and vowel == VOWEL_AE:
+            vowel = VOWEL_A
+        elif not (vowel == 9 and initial in (0, INITIAL_H)):  # 과, 화
+            vowel = _OPENED_VOWELS.get(vowel, vowel)
+    return chr(HANGUL_FIRST + (initial * 21 + vowel) * 28 + final)
+
+
+_OUTER_START = re.compile(r"\A(\(\?[aiLmsux]+\))?(?:\^|\\A)")
+_OUTER_END = re.compile(r"(?<!\\)(?:\\\\)*(\$|\\Z)\Z")
+
+
+def unanchored(pattern: str) -> str:
+    """An author's regex without its outer anchors (a leading `^` or `\\A` after any global
+    flags, a trailing unescaped `$` or `\\Z`): the pattern of a value, to search a sentence."""
+    body = _OUTER_START.sub(r"\1", pattern, count=1)
+    end = _OUTER_END.search(body)
+    return body[:end.start(1)] if end else body
+
+
+def cuts_a_token(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` begins or ends inside a run of ASCII letters and digits."""
+    return (start > 0 and _ascii_alnum(text[start - 1]) and _ascii_alnum(text[start])) or (
+        end < len(text) and _ascii_alnum(text[end - 1]) and _ascii_alnum(text[end]))
+
+
+def _ascii_alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
 
 
 def compact_regex(phrase: str) -> str:
