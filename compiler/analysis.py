@@ -7,7 +7,14 @@ Static edges come from `next_nodes[].target` and `default_next` only (self-loops
 `action: stay` and global transitions make no static edge. End nodes are the explicit
 `terminal: true` nodes plus those with static out-degree 0 (inferred). Reachability adds,
 from every node, an edge for each global transition whose condition is satisfiable there
-(self-targets excluded: the runtime skips them).
+(self-targets excluded: the runtime skips them), and from every node an edge to each
+`graph.safety` target (SPEC 10: a crisis can be said anywhere). Safety rules come first at
+every node and can always fire (their category depends on what the user says) but never
+always: they hold the user at their own target and cut nothing off. For the trap check a
+safety edge leads in but never out: a safety node reached from anywhere is checked like any
+node, and a node whose only way to the end is a crisis is still a trap (nobody should have to
+say "I want to die" to finish). Conditions after the safety tier never see a category that
+has a rule (`nlu.safety` loses those values), so a test for one is a W404.
 
 The trap check (E301) follows routing more closely (`routing_graph`): at each node the rules
 are taken in tier order (globals, `next_nodes`, `default_next`, completion at an end node), and
@@ -30,7 +37,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SKILL_STATUSES
+from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SAFETY_VALUES, SKILL_STATUSES
 
 from .condition_ast import And, Condition, Not, leaves
 from .diagnostics import Diagnostics, join
@@ -55,6 +62,8 @@ def analyse(model: Model, diags: Diagnostics) -> Analysis:
     domains = domains_of(model)
     check_conditions(model, end_kind, domains, diags)
     add_global_edges(model, full, end_kind, domains)
+    full.add_edges_from((node_id, rule.target) for rule in model.safety
+                        for node_id in model.node_ids if node_id != rule.target)
     entry = model.scenario.graph.entry
     reachable = (nx.descendants(full, entry) | {entry}) if entry in full else set()
     if not end_kind:
@@ -95,7 +104,10 @@ def domains_of(model: Model) -> dict[str, Domain]:
     kinds = {n: (s.value_type, s.values if isinstance(s.values, list) else ())
              for n, s in scenario.slots.items()}
     bounds = {n: (s.min, s.max) for n, s in scenario.slots.items()}
-    return field_domains(kinds, scenario.intents, model.node_ids, ACTS, SKILL_STATUSES, bounds)
+    routed = {rule.label.partition(":")[2] for rule in model.safety}
+    safety = tuple(v for v in SAFETY_VALUES if v not in routed)
+    return field_domains(kinds, scenario.intents, model.node_ids, ACTS, SKILL_STATUSES, bounds,
+                         safety)
 
 
 def node_assumptions(node_id: str, end_kind: dict[str, int], first_turn: bool = False) -> dict:
@@ -135,8 +147,12 @@ def depends_on_node(condition: Condition) -> bool:
 
 
 def report_never_true(t: CheckedTransition, diags: Diagnostics, where: str) -> None:
+    hint = "two constraints on one field exclude each other, or a value is out of range"
+    if t.condition is not None and any(leaf.field == "nlu.safety" for leaf in leaves(t.condition)):
+        hint = ("a safety category with a graph.safety rule never reaches this condition (the "
+                "safety tier takes those turns first); or " + hint)
     diags.report("W404", f"condition can never be true {where}: {t.display}", join(t.pointer, "condition"),
-                 hint="two constraints on one field exclude each other, or a value is out of range")
+                 hint=hint)
 
 
 def add_global_edges(model: Model, graph: nx.DiGraph, end_kind: dict, domains: dict) -> None:
@@ -234,7 +250,8 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     node_id = checked.node.id
     globals_here = [t for t in model.global_transitions if t.target != node_id]
     rules = globals_here + checked.transitions
-    routing = NodeRouting([], False, None)
+    # Tier 0, safety: never always; a rule to this node holds it (its edges: `check_traps`).
+    routing = NodeRouting([], any(r.target == node_id for r in model.safety), None)
     possible = []
     for i, t in enumerate(rules):
         if i == len(globals_here):
@@ -293,7 +310,8 @@ def check_traps(model: Model, end_kind: dict, domains: dict, diags: Diagnostics)
     """E301: nodes routing can reach from which no session can complete."""
     graph, completing, cut = routing_graph(model, end_kind, domains)
     entry = model.scenario.graph.entry
-    reachable = closure(graph, [entry]) if entry in graph else set()
+    ways_in = {node_id: targets | {r.target for r in model.safety} for node_id, targets in graph.items()}
+    reachable = closure(ways_in, [entry]) if entry in graph else set()
     predecessors: dict[str, list[str]] = {node_id: [] for node_id in graph}
     for node_id, targets in graph.items():
         for target in targets:
@@ -356,7 +374,7 @@ def closure(edges: dict, start) -> set:
 def check_reachability(model: Model, static_degree: dict, full: nx.DiGraph, reachable: set,
                        diags: Diagnostics) -> None:
     entry = model.scenario.graph.entry
-    global_targets = {t.target for t in model.global_transitions}
+    global_targets = {t.target for t in model.global_transitions} | {r.target for r in model.safety}
     for checked in model.nodes:
         node_id = checked.node.id
         if node_id == entry or node_id in reachable:

@@ -34,6 +34,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E105": (ERROR, "undeclared slot"),
     "E106": (ERROR, "invalid slot definition"),
     "E107": (ERROR, "invalid params value"),
+    "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
     "E201": (ERROR, "unknown condition field"),
     "E202": (ERROR, "unknown operator"),
     "E203": (ERROR, "operator not applicable to the field's type"),

@@ -2,7 +2,8 @@
 
 In: a `Model` and `Analysis` with no errors. Out: `ir.Program` with names interned, each
 condition compiled to opcode lists with resolved field indices, the executor kind, gates and
-ordered transition table of every node, the global table, end-node flags and a source map.
+ordered transition table of every node, the global table, end-node flags, the safety rules
+and patterns (SPEC 10) and a source map.
 Determinism: everything is emitted in source order, so the same scenario gives the same bytes.
 """
 
@@ -83,6 +84,11 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         rows = [ir.Transition(*transition_row(t)) for t in checked.transitions]
         nodes.append(build_node(checked.node, rows, analysis, names, scenario))
     globals_ = [ir.GlobalTransition(t.name, *transition_row(t)) for t in model.global_transitions]
+    safety = []
+    for rule in model.safety:  # SPEC 10: its source entry says `safety:CATEGORY`
+        target, _, source = transition_row(rule)
+        safety.append(ir.SafetyRule(rule.label.partition(":")[2], target, source, rule.name))
+    safety_patterns = [ir.SafetyPattern(p.category, p.pattern) for p in scenario.safety.patterns]
     return ir.Program(
         name=scenario.metadata.name, language=scenario.metadata.language,
         version=scenario.metadata.version, description=scenario.metadata.description,
@@ -92,7 +98,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         slots=[build_slot(name, slot) for name, slot in scenario.slots.items()],
         intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns))
                  for name, i in scenario.intents.items()],
-        source_map=source_map,
+        source_map=source_map, safety=safety, safety_patterns=safety_patterns,
     )
 
 

@@ -3,7 +3,8 @@
 In: an `ir.Program` (from a scenario just compiled, or from an IR file). Out: text.
 Static edges (`next_nodes` targets, `default_next`) are solid; runtime rules are dashed:
 stays as self-loops and global transitions from a pseudo-node "any node", as in the seed
-diagrams. End nodes are drawn as stadiums (Mermaid) or double circles (DOT) and say whether
+diagrams; `graph.safety` rules (SPEC 10) likewise, from "any node", labelled
+`safety:CATEGORY (first)`, dashed (bold red in DOT). End nodes are drawn as stadiums (Mermaid) or double circles (DOT) and say whether
 they are explicit (`terminal: true`) or inferred (no outgoing edge).
 """
 
@@ -17,7 +18,8 @@ ANY_NODE = "__any_node__"
 
 
 def edges(program: ir.Program):
-    """(source, target, label, dashed) for every transition of the program."""
+    """(source, target, label, dashed) for every transition of the program (safety rules:
+    `safety_edges`)."""
     for node in program.nodes:
         for row in node.transitions:
             entry = program.source_map[row.source]
@@ -28,6 +30,13 @@ def edges(program: ir.Program):
         entry = program.source_map[rule.source]
         label = f"{entry.label}: {entry.display}"
         yield ANY_NODE, program.nodes[rule.target].id, label, True
+
+
+def safety_edges(program: ir.Program):
+    """(target, label) for every safety rule: it fires first, from any node."""
+    for rule in program.safety:
+        name = f" {rule.name}" if rule.name else ""
+        yield program.nodes[rule.target].id, f"safety:{rule.category}{name} (first)"
 
 
 def node_label(node: ir.Node) -> str:
@@ -43,12 +52,14 @@ def mermaid(program: ir.Program) -> str:
     for node in program.nodes:
         label = _mermaid_text(node_label(node))
         lines.append(f'    {node.id}(["{label}"])' if node.end else f'    {node.id}["{label}"]')
-    if program.global_transitions:
+    if program.global_transitions or program.safety:
         lines.append(f'    {ANY_NODE}{{{{"any node"}}}}')
     for source, target, label, dashed in edges(program):
         arrow = "-.->" if dashed else "-->"
         text = f'|"{_mermaid_text(label)}"|' if label else ""
         lines.append(f"    {source} {arrow}{text} {target}")
+    for target, label in safety_edges(program):
+        lines.append(f'    {ANY_NODE} -.->|"{_mermaid_text(label)}"| {target}')
     lines.append("    classDef endNode stroke-width:3px")
     ends = [n.id for n in program.nodes if n.end]
     if ends:
@@ -66,13 +77,16 @@ def dot(program: ir.Program) -> str:
         label = node_label(node).replace("<br/>", "\\n")
         shape = ", shape=doublecircle" if node.end else ""
         lines.append(f"    {json.dumps(node.id)} [label={json.dumps(label, ensure_ascii=False)}{shape}];")
-    if program.global_transitions:
+    if program.global_transitions or program.safety:
         lines.append(f'    {json.dumps(ANY_NODE)} [label="any node", shape=hexagon, style=dashed];')
     for source, target, label, dashed in edges(program):
         attrs = [f"label={json.dumps(label, ensure_ascii=False)}"] if label else []
         if dashed:
             attrs.append("style=dashed")
         lines.append(f"    {json.dumps(source)} -> {json.dumps(target)} [{', '.join(attrs)}];")
+    for target, label in safety_edges(program):
+        lines.append(f"    {json.dumps(ANY_NODE)} -> {json.dumps(target)} "
+                     f"[label={json.dumps(label, ensure_ascii=False)}, style=\"dashed,bold\", color=red];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -88,10 +102,16 @@ def inspect_data(envelope: ir.Envelope, program: ir.Program) -> dict:
         "closing_acts": [ir.ACTS[a] for a in program.closing_acts],
         "counts": {"nodes": len(program.nodes), "edges": static_edges,
                    "global_transitions": len(program.global_transitions),
-                   "slots": len(program.slots), "intents": len(program.intents)},
+                   "slots": len(program.slots), "intents": len(program.intents),
+                   "safety_rules": len(program.safety),
+                   "safety_patterns": len(program.safety_patterns)},
         "end_nodes": {n.id: ir.END_NAMES[n.end] for n in program.nodes if n.end},
         "nodes": [_node_data(program, n) for n in program.nodes],
         "global_transitions": [_rule_data(program, g) for g in program.global_transitions],
+        "safety": [{**_rule_data(program, rule), "category": rule.category, "name": rule.name}
+                   for rule in program.safety],
+        "safety_patterns": [{"category": p.category, "pattern": p.pattern}
+                            for p in program.safety_patterns],
     }
 
 
@@ -126,6 +146,10 @@ def inspect_text(data: dict) -> str:
         "  end nodes: " + ", ".join(f"{k} ({v})" for k, v in data["end_nodes"].items()),
         "",
     ]
+    for rule in data["safety"]:  # SPEC 10: first, at every node
+        out.append(f"  {rule['label']:<24} -> {rule['target']:<24} first, at every node")
+    for item in data["safety_patterns"]:
+        out.append(f"  safety pattern ({item['category']}): {item['pattern']}")
     for rule in data["global_transitions"]:
         out.append(f"  {rule['label']:<24} -> {rule['target']:<24} when {rule['condition']}")
     for node in data["nodes"]:

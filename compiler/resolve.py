@@ -4,7 +4,9 @@ In: a decoded `Scenario` (parts may be damaged, already reported by the schema p
 Out: a `Model`: the nodes with unique ids in source order, each with its ordered transition
 table (`next_nodes`, then `default_next`) whose targets are resolved and whose conditions are
 lowered and type-checked, the global transitions likewise, and which slots and intents are
-used (for W405). Every problem is reported once: a node id rejected by the schema (not an
+used (for W405), and the `graph.safety` rules (SPEC 10: E110 for an unknown or repeated
+category, E103 for an unknown target; `safety.patterns` categories E110, their regexes E012
+like intent patterns). Every problem is reported once: a node id rejected by the schema (not an
 identifier) is kept as written, so a reference to it is not reported again as unknown; with
 no nodes at all (reported by the schema) targets and the entry are not checked.
 """
@@ -18,9 +20,9 @@ from dataclasses import dataclass, field
 import msgspec
 
 from interpreter import patterns
-from interpreter.ir import ACTS, INT_MAX, INT_MIN, fits_int64
+from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, fits_int64
 
-from .condition_ast import Condition, leaves
+from .condition_ast import Condition, Leaf, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
@@ -63,6 +65,9 @@ class Model:
     used_slots: set[str] = field(default_factory=set)
     used_intents: set[str] = field(default_factory=set)
     printed: dict[bytes, str] = field(default_factory=dict)  # key -> display: scenarios repeat conditions
+    # `graph.safety` (SPEC 10): one rule per category, label `safety:CATEGORY`, its condition
+    # the leaf `nlu.safety == CATEGORY` (what the safety tier tests, first, at every node).
+    safety: list[CheckedTransition] = field(default_factory=list)
 
     @property
     def node_ids(self) -> list[str]:
@@ -90,7 +95,55 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
         attach_condition(transition, raw.condition, join(path, "condition"), model, env, diags)
         if target is not None:
             model.global_transitions.append(transition)
+    model.safety = check_safety(scenario, ids, diags)
     return model
+
+
+SAFETY_HINT = "safety categories: " + ", ".join(SAFETY_CATEGORIES)
+
+
+def check_safety(scenario: Scenario, ids: Names, diags: Diagnostics) -> list[CheckedTransition]:
+    """`graph.safety` (E110 for an unknown or repeated category, E103 for an unknown target)
+    and the categories of `safety.patterns` (E110); the patterns themselves are checked with
+    the intent patterns (E012)."""
+    rules, seen = [], {}
+    categories = Names(SAFETY_CATEGORIES)
+    for i, raw in enumerate(scenario.graph.safety):
+        path = join("/graph/safety", i)
+        if raw is None:
+            continue
+        category = raw.category
+        known = known_category(category, join(path, "category"), categories, diags)
+        if known and category in seen:
+            diags.report("E110", f"safety category '{category}' is declared twice",
+                         join(path, "category"),
+                         hint=f"first declared at {seen[category]}; keep one rule per category")
+            known = False
+        if known:
+            seen[category] = path
+        target = resolve_target(raw.target, join(path, "target"), ids, diags)
+        if known and target is not None:
+            rule = CheckedTransition(path, f"safety:{category}", target,
+                                     Leaf("nlu.safety", "equals", category), name=raw.name,
+                                     display=f'nlu.safety == "{category}"')
+            rules.append(rule)
+    safety = scenario.safety
+    for i, item in enumerate(safety.patterns if safety is not None else ()):
+        if item is not None:
+            known_category(item.category, join("/safety/patterns", i, "category"), categories,
+                           diags)
+    return rules
+
+
+def known_category(category, path: str, categories: Names, diags: Diagnostics) -> bool:
+    """Whether `category` is a safety category; E110 with a did-you-mean when it is not."""
+    if not isinstance(category, str) or path in diags.rejected:
+        return False  # not text: reported by the schema pass
+    if category in categories:
+        return True
+    diags.report("E110", f"unknown safety category '{category}'", path,
+                 hint=did_you_mean(category, categories) or SAFETY_HINT)
+    return False
 
 
 def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
@@ -292,6 +345,14 @@ def skill_args_problems(args: dict) -> list[tuple[str, str]]:
 
 
 def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
+    for i, item in enumerate(scenario.safety.patterns if scenario.safety is not None else ()):
+        found = patterns.problem(item.pattern, patterns.INTENT) \
+            if item is not None and isinstance(item.pattern, str) else None
+        if found is not None:  # searched like an intent pattern: the same rule, E012
+            diags.report("E012", found.text.replace("intent pattern", "safety pattern"),
+                         join("/safety/patterns", i, "pattern"),
+                         hint="fix the regular expression (Python `re` syntax)" if found.invalid
+                         else found.hint)
     for name, intent in scenario.intents.items():
         for i, pattern in enumerate(intent.patterns):
             found = patterns.problem(pattern, patterns.INTENT)  # the loader's rule too

@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from interpreter.fields import SAFETY_VALUES
+
 from .condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or
 
 MAX_CONJUNCTIONS = 256
@@ -234,9 +236,12 @@ def _range_nonempty(r: _Range, domain: Domain) -> bool:
 
 
 def field_domains(slot_types: dict[str, Any], intents, nodes, acts, skill_statuses,
-                  slot_bounds: dict[str, tuple]) -> dict[str, Domain]:
-    """The domain of every catalogue field and slot, for `satisfiable`."""
+                  slot_bounds: dict[str, tuple], safety_values=SAFETY_VALUES) -> dict[str, Domain]:
+    """The domain of every catalogue field and slot, for `satisfiable`. `safety_values`: what
+    `nlu.safety` can be where conditions are evaluated (a category with a `graph.safety` rule
+    never is: the safety tier takes those turns first)."""
     domains = {
+        "nlu.safety": Domain(members=frozenset(safety_values)),
         "nlu.intent": Domain(members=frozenset(intents) | {None}),
         "nlu.dialogue_act": Domain(members=frozenset(acts)),
         "nlu.confidence": Domain(numeric=True, low=0.0, high=1.0, nullable=False),  # NLU results are clamped

@@ -27,7 +27,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from interpreter.ir import DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN, INT_RANGE_HINT, fits_int64
+from interpreter.ir import (DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN, INT_RANGE_HINT,
+                            SAFETY_CATEGORIES, fits_int64)
 from interpreter.names import NAME_RULE, name_problem
 
 from .diagnostics import Diagnostic, Diagnostics, closest, join
@@ -120,11 +121,37 @@ class NodeDef(_Schema, kw_only=True):
     terminal: bool = False
 
 
+# A safety category (SPEC 10). Written as text, so that a misspelling is E110 with a
+# did-you-mean rather than a bare type error.
+Category = Annotated[str, Meta(description="a safety category: " + ", ".join(SAFETY_CATEGORIES),
+                               examples=list(SAFETY_CATEGORIES))]
+
+
+class SafetyRuleDef(_Schema, kw_only=True):
+    """`graph.safety`: a turn whose safety category is `category` goes to `target` first."""
+
+    category: Category
+    target: str
+    name: str | None = None
+
+
+class SafetyPatternDef(_Schema, kw_only=True):
+    """`safety.patterns`: a crisis expression of this scenario, beside the built-in lexicon."""
+
+    category: Category
+    pattern: str
+
+
+class SafetyDef(_Schema, kw_only=True):
+    patterns: list[SafetyPatternDef] = []
+
+
 class Graph(_Schema, kw_only=True):
     entry: str
     bot_first: bool = False
     closing_acts: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_CLOSING_ACTS))
     global_transitions: list[GlobalTransitionDef] = []
+    safety: list[SafetyRuleDef] = []
     nodes: Annotated[list[NodeDef], Meta(min_length=1)]
 
 
@@ -133,6 +160,7 @@ class Scenario(_Schema, kw_only=True):
     prompts: Prompts = msgspec.field(default_factory=Prompts)
     intents: dict[str, IntentDef] = {}
     slots: dict[str, SlotDef] = {}
+    safety: SafetyDef = msgspec.field(default_factory=SafetyDef)
     graph: Graph
 
 

@@ -30,7 +30,8 @@ from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_li
 from interpreter.fields import (LIST_OPERATORS, NO_VALUE_OPERATORS, NUMERIC_KINDS,
                                 ORDERING_OPERATORS, TEXT_KINDS, VALUE_TYPES)
 from interpreter.ir import (
-    ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SKILL_STATUSES, fits_int64,
+    ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SAFETY_VALUES, SKILL_STATUSES,
+    fits_int64,
 )
 
 # The kind of a slot whose definition the schema pass rejected: any operator and value pass,
@@ -65,12 +66,13 @@ MSG = {
         "acts": "'{value}' is not a dialogue act",
         "nodes": "'{value}' is not a node id",
         "skill_status": "'{value}' is not a skill status",
+        "safety": "'{value}' is not a safety category (or none)",
         "slot_values": "'{value}' is not a value of slot '{slot}'",
     },
 }
 HINT = {
     "fields": "condition fields are nlu.intent, nlu.dialogue_act, nlu.confidence, nlu.text, "
-    "system.*, skill.status and slots.<declared slot>",
+    "nlu.safety, system.*, skill.status and slots.<declared slot>",
     "declare_slot": 'declare it under "slots"',
     "operators": "operators are " + ", ".join(OPERATORS),
     "ordering": "ordering operators apply to integer and number fields",
@@ -89,7 +91,7 @@ EXPECTED_WORDS = {
 }
 DOMAIN_WORDS = {
     "intents": "declared intents", "acts": "dialogue acts", "nodes": "node ids",
-    "skill_status": "skill statuses", "slot_values": "values",
+    "skill_status": "skill statuses", "safety": "safety values", "slot_values": "values",
 }
 
 
@@ -133,7 +135,8 @@ class ConditionEnv:
 class FieldType:
     """The type of a condition field: `kind` (a VALUE_TYPES entry), the members of an enum,
     whether it may be null, and which closed set the members come from (`domain`:
-    "intents", "acts", "nodes", "skill_status", "slot_values", or None when not an enum).
+    "intents", "acts", "nodes", "skill_status", "safety", "slot_values", or None when not an
+    enum).
     `names` holds the members as the environment's `Names` (set lookups, did-you-mean)."""
 
     kind: str
@@ -166,7 +169,8 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
 
 
 def _domain_members(domain: str | None, env: ConditionEnv) -> tuple[str, ...]:
-    closed_sets = {"intents": env.intents, "acts": ACTS, "nodes": env.nodes, "skill_status": SKILL_STATUSES}
+    closed_sets = {"intents": env.intents, "acts": ACTS, "nodes": env.nodes,
+                   "skill_status": SKILL_STATUSES, "safety": SAFETY_VALUES}
     return tuple(closed_sets.get(domain, ()))
 
 

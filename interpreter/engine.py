@@ -13,6 +13,12 @@ routing, the node's default sentence. With bot-first off `start` says nothing (`
 None, turn 0) and the first user message is turn 1. Focus mode (`focus_node`): the session
 starts there and never moves; each turn reports where routing would go. A completed session
 refuses further turns with `SessionComplete`.
+
+Safety (SPEC 10): on every turn with text the program's detector (`Runtime.safety`) reads the
+text beside the NLU, an override NLU result included; its finding is kept, and a category the
+NLU gave is added only when the detector found none (`understanding.safety.merge`). The
+merged category is `NLUResult.safety`, which routing reads (the safety tier) and the JSON
+line's `nlu` object shows as `"safety"`; `TurnResult.safety_source` says who found it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
 from .loader import Runtime
 from .wording.nlg import NLG, RenderContext, TemplateNLG
 from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
+from .understanding.safety import merge
 from .routing import KNOWN_ACTS, MOVE, Decision, RoutingError, opening_decision, route_turn
 from .stores.sessions import MemorySessionStore, SessionStore
 from .skills.registry import SkillRegistry
@@ -79,6 +86,7 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
     _slots: dict[str, Any] = {}  # the session's slots after the turn, as stored
     _heard: NLUResult | None = None  # the NLU result routing read; None for the opening
     _intent: str | None = None  # its intent as routing read it (declared or null)
+    safety_source: str | None = None  # who found the safety category: "detector" or "nlu"
 
     @property
     def slots(self) -> dict[str, Any]:
@@ -90,8 +98,11 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
         """The NLU result as routing read it (intent and act corrected); None for the opening."""
         if self._heard is None or self.decision is None:
             return None
-        return {"intent": self._intent, "dialogue_act": ir.ACTS[self.decision.act],
-                "slots": self._heard.slots, "confidence": self._heard.confidence}
+        heard = {"intent": self._intent, "dialogue_act": ir.ACTS[self.decision.act],
+                 "slots": self._heard.slots, "confidence": self._heard.confidence}
+        if self._heard.safety is not None:
+            heard["safety"] = self._heard.safety
+        return heard
 
     @property
     def dropped(self) -> list[dict[str, Any]]:
@@ -192,7 +203,7 @@ class Engine:
                               f"character {bad}; send valid Unicode text")
         runtime = self.runtime
         try:
-            result = self._understand(text, state, nlu_override)
+            result, found_by = self._understand(text, state, nlu_override)
             decision = route_turn(runtime, state, result, outcome)
             new = decision.state
             handled = runtime.nodes[decision.handled_node]
@@ -207,23 +218,32 @@ class Engine:
             new.history, (text, response, handled.id, decision.reason), self.history_limit),
             updated_at=self.clock(), version=version + 1)
         self.store.put(new, version)
-        return self._result(text, result, decision, new, handled.id, response)
+        turn = self._result(text, result, decision, new, handled.id, response)
+        turn.safety_source = found_by
+        return turn
 
     def _understand(self, text: str, state: DialogueState,
-                    override: NLUResult | dict | None) -> NLUResult:
-        """Step 2's NLU call: empty input is silence without asking anyone."""
+                    override: NLUResult | dict | None) -> tuple[NLUResult, str | None]:
+        """Step 2's NLU call (empty input is silence without asking anyone), with the safety
+        detector beside it: (the result with the merged category, who found the category)."""
         if not text or text.isspace():
-            return NLUResult(dialogue_act="silence", text=text or "")
+            return NLUResult(dialogue_act="silence", text=text or ""), None
         if override is not None:
             try:
-                return nlu_result(override, text)
+                result = nlu_result(override, text)
             except ValueError as error:
                 raise EngineError(str(error)) from None
-        table = self.runtime.node_named(state.current_node)
-        if table is None:
-            raise EngineError(f"node {state.current_node!r} is not in this scenario")
-        context = NLUContext(self.runtime.program, table.node, state, self.runtime)
-        return nlu_result(self.nlu.parse(text, context), text)
+        else:
+            table = self.runtime.node_named(state.current_node)
+            if table is None:
+                raise EngineError(f"node {state.current_node!r} is not in this scenario")
+            context = NLUContext(self.runtime.program, table.node, state, self.runtime)
+            result = nlu_result(self.nlu.parse(text, context), text)
+        detected = self.runtime.safety.detect(text)
+        safety = merge(detected, result.safety)
+        if safety != result.safety:
+            result = replace(result, safety=safety)
+        return result, None if safety is None else "detector" if detected else "nlu"
 
     def _result(self, text: str, result: NLUResult, decision: Decision, state: DialogueState,
                 handled: str, response: str) -> TurnResult:

@@ -32,6 +32,10 @@ ACTS: tuple[str, ...] = (
     "affirm", "deny", "inform", "question", "greet", "goodbye", "thank", "silence", "null",
 )
 SKILL_STATUSES: tuple[str, ...] = ("none", "ok", "failed", "timeout")
+# Safety categories (SPEC 10; `understanding.safety.CATEGORIES` is this tuple) and the values
+# of `nlu.safety`: a category, or "none".
+SAFETY_CATEGORIES: tuple[str, ...] = ("medical_emergency", "self_harm", "abuse")
+SAFETY_VALUES: tuple[str, ...] = (*SAFETY_CATEGORIES, "none")
 
 OPERATORS: tuple[str, ...] = (
     "equals", "not_equals", "in", "not_in",
@@ -53,13 +57,14 @@ NUMERIC_KINDS = frozenset({"integer", "number"})  # what ordering operators appl
 TEXT_KINDS = frozenset({"string", "email"})  # what `contains` applies to
 
 # Field table. Kind is the value type; domain names the closed set of an enum field
-# ("intents", "acts", "nodes", "skill_status"); nullable fields may be null.
+# ("intents", "acts", "nodes", "skill_status", "safety"); nullable fields may be null.
 FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
     # (name, kind, domain, nullable)
     ("nlu.intent", "enum", "intents", True),
     ("nlu.dialogue_act", "enum", "acts", False),
     ("nlu.confidence", "number", None, False),
     ("nlu.text", "string", None, False),
+    ("nlu.safety", "enum", "safety", False),
     ("system.current_node", "enum", "nodes", False),
     ("system.previous_node", "enum", "nodes", True),
     ("system.node_turns", "integer", None, False),
@@ -76,7 +81,7 @@ FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
 FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
 SLOT_FIELD_BASE = len(FIXED_FIELDS)
 # Enum domains whose literals (and facts) are indices: an intent, act or node index. The other
-# enums (skill.status, enum slots) keep their members as strings.
+# enums (skill.status, nlu.safety, enum slots) keep their members as strings.
 INTERNED_DOMAINS = frozenset({"intents", "acts", "nodes"})
 
 
@@ -96,7 +101,7 @@ class FieldType(NamedTuple):
     """What a condition may do with one field of a program's field table (`field_types`):
     the operators that apply to `kind`, and literals of that kind, or null when `nullable`.
     `members` is how many indices an interned enum has (`INTERNED_DOMAINS`) or the strings of
-    a string enum (`skill.status`, an enum slot); None for the other kinds."""
+    a string enum (`skill.status`, `nlu.safety`, an enum slot); None for the other kinds."""
 
     name: str
     kind: str  # a VALUE_TYPES entry
@@ -115,7 +120,7 @@ def field_types(slots: Sequence[Any], intent_count: int,
 @functools.lru_cache(maxsize=64)
 def _fixed_field_types(intent_count: int, node_count: int) -> tuple[FieldType, ...]:
     members = {"intents": intent_count, "acts": len(ACTS), "nodes": node_count,
-               "skill_status": frozenset(SKILL_STATUSES)}
+               "skill_status": frozenset(SKILL_STATUSES), "safety": frozenset(SAFETY_VALUES)}
     return tuple(FieldType(name, kind, nullable, domain, members.get(domain))
                  for name, kind, domain, nullable in FIXED_FIELDS)
 

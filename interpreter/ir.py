@@ -5,18 +5,20 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 2): the magic `MGIR`, the format version as two big-endian bytes, then
+File layout (format 3): the magic `MGIR`, the format version as two big-endian bytes, then
 one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
 the SHA-256 of the body and the body: a MessagePack `Body`, the program with each node kept as
-its own MessagePack blob, a node directory beside them (every node's id and executor kind) and
-the source map in two columns (the labels, then one blob of pointers and display texts).
+its own MessagePack blob, a node directory beside them (every node's id and executor kind),
+the source map in two columns (the labels, then one blob of pointers and display texts), and
+the safety rules and patterns (SPEC 10). Format 3 added those and the field `nlu.safety`
+(which moved the later field indices): a format-2 file is refused (recompile it).
 
 Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
 body, decodes the program header, slots, intents, global transitions, the node directory and
 the source labels, and checks what is read without a node (`check_program`): every
-program-level index (entry, closing acts, global targets and sources), the directory's
-executor kinds, the slots' value types, that the intents' patterns compile, and the global
-conditions. A node is decoded and checked (`check_node`: targets, sources, slots, executor
+program-level index (entry, closing acts, global targets and sources, safety rules), the
+directory's executor kinds, the slots' value types, that the intents' and the safety patterns
+compile with a bounded matching time, and the global conditions. A node is decoded and checked (`check_node`: targets, sources, slots, executor
 kind, end flag and its conditions) the first time it is read from `Program.nodes` (a
 `NodeList`); the source pointers and display texts the first time an entry is read from
 `Program.source_map` (a `SourceMap`). With the checksum verified, a node can only fail those
@@ -59,12 +61,13 @@ from . import patterns
 from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,  # noqa: F401
                      INTERNED_DOMAINS, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
-                     SKILL_STATUSES, SLOT_FIELD_BASE, TEXT_KINDS, VALUE_TYPES, FieldType,
+                     SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
+                     TEXT_KINDS, VALUE_TYPES, FieldType,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: safety rules and patterns, the field nlu.safety (SPEC 10)
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 
@@ -120,6 +123,23 @@ class GlobalTransition(_Record):
     source: int
 
 
+class SafetyRule(_Record):
+    """A `graph.safety` rule: a turn whose safety category is `category` goes to `target`
+    (holds there when it is the current node), before any other routing (SPEC 10)."""
+
+    category: str  # one of SAFETY_CATEGORIES
+    target: int  # node index
+    source: int  # index into Program.source_map (label `safety:CATEGORY`)
+    name: str | None = None
+
+
+class SafetyPattern(_Record):
+    """A scenario's own crisis expression (`safety.patterns`), added to the built-in lexicon."""
+
+    category: str
+    pattern: str  # a regex with a bounded matching time (`patterns.INTENT`)
+
+
 class SourceEntry(_Record):
     """Where a transition came from: JSON pointer, reason label and display text."""
 
@@ -171,6 +191,8 @@ class Program(_Header):
 
     nodes: Sequence[Node]
     source_map: Sequence[SourceEntry]
+    safety: list[SafetyRule] = []
+    safety_patterns: list[SafetyPattern] = []
 
 
 class Body(_Header):
@@ -184,6 +206,8 @@ class Body(_Header):
     nodes: list[msgspec.Raw]
     source_labels: list[str]
     source_texts: msgspec.Raw
+    safety: list[SafetyRule] = []
+    safety_patterns: list[SafetyPattern] = []
 
 
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
@@ -221,7 +245,8 @@ def encode_body(program: Program) -> bytes:
         node_ids=[node.id for node in nodes], node_executors=[node.executor for node in nodes],
         nodes=[msgspec.Raw(_ENCODER.encode(node)) for node in nodes],
         source_labels=[entry.label for entry in sources],
-        source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources]))))
+        source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources])),
+        safety=list(program.safety), safety_patterns=list(program.safety_patterns)))
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -264,7 +289,8 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
     nodes = NodeList(body)
     check_program(body, nodes.fields)
     program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
-                      nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts))
+                      nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts),
+                      safety=body.safety, safety_patterns=body.safety_patterns)
     if verify:
         check_all(program)
     return envelope, program
@@ -300,6 +326,30 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
         if problem is not None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
+    _check_safety(body)
+
+
+def _check_safety(body: Body) -> None:
+    """Safety rules name a known category once each, a node and a source entry; safety
+    patterns name a known category and have a bounded matching time."""
+    seen: set[str] = set()
+    for i, rule in enumerate(body.safety):
+        if rule.category not in SAFETY_CATEGORIES or rule.category in seen:
+            twice = "repeats" if rule.category in seen else "has unknown"
+            raise _error(f"safety rule {i}", f"{twice} category {_shown(rule.category)} "
+                         f"(categories: {', '.join(SAFETY_CATEGORIES)})")
+        seen.add(rule.category)
+        if not 0 <= rule.target < len(body.nodes):
+            raise _error(f"safety rule {rule.category}", f"targets index {rule.target}")
+        if not 0 <= rule.source < len(body.source_labels):
+            raise _error(f"safety rule {rule.category}", "has no source entry")
+    for i, item in enumerate(body.safety_patterns):
+        if item.category not in SAFETY_CATEGORIES:
+            raise _error(f"safety pattern {i}", f"has unknown category {_shown(item.category)}")
+        try:
+            patterns.compile_pattern(item.pattern, patterns.INTENT)
+        except patterns.PatternError as error:
+            raise _error(f"safety pattern {i}", f"has an invalid pattern ({error})") from None
 
 
 def _check_directory(body: Body) -> None:

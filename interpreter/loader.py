@@ -16,6 +16,10 @@ against the field table), compiles its conditions and fills every slot (an `IREr
 from a hand-made file only: the checksum held). `Runtime.check_all()` (or
 `load_program(path, verify=True)`) builds and checks everything at once.
 
+Safety (SPEC 10): `Runtime.safety_routes` maps each category of `graph.safety` to its rule
+(`SafetyRoute`, reason `safety:CATEGORY`), and `Runtime.safety` is the program's detector
+(the built-in lexicon plus the program's `safety.patterns`), built once per program.
+
 A condition closure takes the turn's *facts*: a list laid out like the field table
 (`ir.FIXED_FIELDS`, then one entry per slot) and built once per turn by the router.
 Enum facts hold interned indices (intent, act, node) exactly like the IR literals, so a
@@ -33,6 +37,7 @@ from typing import Any, Callable, Sequence
 from . import ir
 from .files import InputFileError, read_input
 from .slots import SlotRule, compile_slot_rules
+from .understanding.safety import Detector, detector_for
 
 Test = Callable[[list], bool]
 IRError = ir.IRError
@@ -63,6 +68,19 @@ class GlobalRoute:
         self.target = target
         self.source = source
         self.reason = reason
+
+
+class SafetyRoute:
+    """One `graph.safety` rule, ready to route: `reason` is `safety:CATEGORY`."""
+
+    __slots__ = ("category", "target", "source", "reason", "name")
+
+    def __init__(self, rule: ir.SafetyRule):
+        self.category = rule.category
+        self.target = rule.target
+        self.source = rule.source
+        self.reason = "safety:" + rule.category
+        self.name = rule.name
 
 
 class NodeTable:
@@ -215,6 +233,11 @@ class Runtime:
         self.globals = tuple(self._global(i, g, builder.labels)
                              for i, g in enumerate(program.global_transitions))
         self.source_fields = SourceFields(builder, len(builder.labels))
+        # SPEC 10: category -> its rule, and the detector (the lexicon and this program's
+        # patterns) that runs beside the NLU on every turn with text.
+        self.safety_routes: dict[str, SafetyRoute] = {
+            rule.category: SafetyRoute(rule) for rule in program.safety}
+        self.safety: Detector = detector_for(program)
 
     def _global(self, i: int, g: ir.GlobalTransition, labels: Sequence[str]) -> GlobalRoute:
         label = labels[g.source]

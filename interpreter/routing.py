@@ -19,8 +19,14 @@ The rules that bit the original system (seed 002) live here:
   said (its slots are ignored);
 - the fallback policy re-prompts at most `max_fallback_retries` consecutive times, then sets
   `fallback_exhausted` and lets routing decide; it never ends the session itself;
-- the turn limit at an end node is Action END (first, nothing else is evaluated); elsewhere
-  it sets `turn_limit_reached`, which lifts the min_turns and required-slot gates.
+- the turn limit at an end node is Action END (before every tier but safety); elsewhere it
+  sets `turn_limit_reached`, which lifts the min_turns and required-slot gates;
+- safety (SPEC 10) comes first: a turn whose safety category (`NLUResult.safety`, the
+  detector's finding merged with the NLU's by the engine) has a `graph.safety` rule goes to
+  its target, before the fallback policy and Action END (reason `safety:CATEGORY`, tier
+  `safety`); a rule that targets the current node holds it and is still reported. A `null`
+  act with a safety finding is read as `inform` (the user said something that matters: never
+  "I did not understand"); silence has no category.
 
 Focus mode (`state.focus`): the decision reports what routing would do; the state stays in
 the node (a would-be move or completion restarts the visit's counters, like a re-entry).
@@ -50,7 +56,8 @@ MOVE, STAY, COMPLETE, FALLBACK, OPEN = "move", "stay", "complete", "fallback", "
 
 # The facts list mirrors ir.FIXED_FIELDS; fail loudly at import if that table ever changes.
 _FACT_ORDER = (
-    "nlu.intent", "nlu.dialogue_act", "nlu.confidence", "nlu.text", "system.current_node",
+    "nlu.intent", "nlu.dialogue_act", "nlu.confidence", "nlu.text", "nlu.safety",
+    "system.current_node",
     "system.previous_node", "system.node_turns", "system.session_turns",
     "system.no_input_count", "system.not_understood_count", "system.fallback_exhausted",
     "system.conversation_resuming", "system.turn_limit_reached", "system.min_turns_met",
@@ -129,6 +136,16 @@ _FALLBACK_KINDS = {SILENCE: "no_input", NULL: "not_understood"}
 # Indices into the facts list (the field table) that tier selection reads back.
 F_NODE_TURNS = ir.FIELD_INDEX["system.node_turns"]
 F_TURN_LIMIT = ir.FIELD_INDEX["system.turn_limit_reached"]
+F_SAFETY = ir.FIELD_INDEX["nlu.safety"]
+_CATEGORIES = ir.SAFETY_CATEGORIES  # a tuple: `in` never hashes what a plug-in put there
+SAFETY_NOTE = "null act with a safety finding read as inform"
+
+
+def safety_of(decision: Decision) -> str | None:
+    """The safety category a turn's routing read (None: none, or no NLU: the opening)."""
+    facts = decision.facts
+    found = facts[F_SAFETY] if facts is not None else None
+    return found if found in _CATEGORIES else None
 
 
 def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
@@ -139,6 +156,9 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     if outcome is not None:
         _check_outcome(runtime, outcome)
     intent, act, notes = read_nlu(runtime, nlu)
+    safety = nlu.safety if act != SILENCE and nlu.safety in _CATEGORIES else None
+    if safety is not None and act == NULL:
+        act, notes = INFORM, (*notes, SAFETY_NOTE)
     update, slots, pending = None, state.slots, state.pending_confirmation
     if (nlu.slots and act != SILENCE) or pending is not None:  # step 2, slot part
         update = apply_slots(runtime, slots, pending, nlu.slots if act != SILENCE else {}, act)
@@ -157,16 +177,20 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     not_understood = state.not_understood_count + 1 if act == NULL else 0
     resuming = table.is_end and act not in runtime.closing_acts
     facts = [
-        intent, act, nlu.confidence, nlu.text, table.index,
+        intent, act, nlu.confidence, nlu.text, safety or "none", table.index,
         runtime.node_index.get(state.previous_node) if state.previous_node else None,
         node_turns, session_turns, no_input, not_understood, exhausted, resuming, turn_limit,
         node_turns >= table.min_turns, not missing, state.skill_status,
     ]
     facts.extend(map(slots.get, runtime.slot_names))
-    if reprompt:  # step 6: the node holds and routing is skipped
+    rule = runtime.safety_routes.get(safety) if safety is not None else None
+    if rule is not None:  # SPEC 10: before the fallback policy and Action END
+        kind = STAY if rule.target == table.index else MOVE
+        target, reason, tier = rule.target, rule.reason, "safety"
+    elif reprompt:  # step 6: the node holds and routing is skipped
         kind, target, reason, tier = FALLBACK, table.index, "fallback:" + fallback, "fallback"
         retries += 1
-    elif limit_hit and table.is_end:  # Action END: first, nothing else is evaluated
+    elif limit_hit and table.is_end:  # Action END: nothing else is evaluated
         kind, target, reason, tier = COMPLETE, None, "action_end", "action_end"
     else:
         asking = update is not None and update.asked is not None
@@ -266,7 +290,7 @@ def evaluations(runtime: Runtime, decision: Decision) -> list[tuple[int, bool | 
     """(source index, True | False | None = skipped) for every transition routing looked at
     in `decision`, in order. Replayed on the decision's facts (conditions are pure), so a turn
     that nobody traces records nothing."""
-    if decision.facts is None or decision.tier in ("fallback", "action_end"):
+    if decision.facts is None or decision.tier in ("fallback", "action_end", "safety"):
         return []
     asking = decision.slot_update is not None and decision.slot_update.asked is not None
     request = ExecutorOutcome(decision.next_node) if decision.tier == "request" else None
@@ -307,6 +331,10 @@ def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> 
         lines.append("executor: turn limit reached")
     if decision.resuming:
         lines.append("system: conversation_resuming")
+    safety = safety_of(decision)
+    if safety is not None:
+        rule = runtime.safety_routes.get(safety)
+        lines.append(f"safety: {safety}" + ("" if rule is not None else " (no graph.safety rule)"))
     if detailed:
         lines += ["transition " + describe_transition(runtime, source, decision.facts, result)
                   for source, result in evaluations(runtime, decision)]

@@ -7,6 +7,7 @@
         .default("health")
     b.node("support"); b.node("health")
     b.global_("support", eq("nlu.intent", "user_wants_to_end"), name="end")
+    b.safety("self_harm", "support")           # graph.safety; b.safety_pattern("abuse", "...")
     runtime = b.runtime()
 
 Conditions are written with names (`eq`, `ne`, `gt`, `ge`, `lt`, `le`, `isin`, `notin`,
@@ -94,6 +95,8 @@ class ProgramBuilder:
         self.intents: list[str] = []
         self.nodes: list[NodeSpec] = []
         self.globals: list[tuple[str | None, str, Any]] = []
+        self.safety_rules: list[tuple[str, str, str | None]] = []
+        self.safety_patterns: list[ir.SafetyPattern] = []
 
     def slot(self, name: str, value_type: str = "string", required: bool = False,
              **fields: Any) -> ProgramBuilder:
@@ -114,6 +117,16 @@ class ProgramBuilder:
         self.globals.append((name, target, condition))
         return self
 
+    def safety(self, category: str, target: str, name: str | None = None) -> ProgramBuilder:
+        """A `graph.safety` rule (SPEC 10)."""
+        self.safety_rules.append((category, target, name))
+        return self
+
+    def safety_pattern(self, category: str, pattern: str) -> ProgramBuilder:
+        """A `safety.patterns` entry."""
+        self.safety_patterns.append(ir.SafetyPattern(category, pattern))
+        return self
+
     def runtime(self) -> Runtime:
         return Runtime(self.build())
 
@@ -131,7 +144,14 @@ class ProgramBuilder:
             source = self._source(f"/graph/global_transitions/{i}", label, condition)
             globals_.append(ir.GlobalTransition(name, self._node_ix[target],
                                                 self._condition(condition), source))
+        safety = []
+        for i, (category, target, name) in enumerate(self.safety_rules):
+            self._sources.append(ir.SourceEntry(f"/graph/safety/{i}", f"safety:{category}",
+                                                f'nlu.safety == "{category}"'))
+            safety.append(ir.SafetyRule(category, self._node_ix[target], len(self._sources) - 1,
+                                        name))
         return ir.Program(
+            safety=safety, safety_patterns=list(self.safety_patterns),
             name=self.name, language=self.language, version="1.0.0", description="",
             prompt_bot="", prompt_nlu="", entry=self._node_ix[self.entry or self.nodes[0].id],
             bot_first=self.bot_first,

@@ -12,6 +12,14 @@ out again below from SPEC, and conditions are evaluated here, from the JSON obje
 for the expression form, from the AST that `compiler.expressions.parse_expression` builds
 (the grammar is out of scope; its evaluation is not).
 
+Safety (SPEC 10): the crisis detector is an input, like the NLU result: `Oracle(scenario,
+detect)` takes a function text -> category or None (the tests pass the real detector of the
+compiled scenario; without one nothing is detected). The turn is the oracle's own: the
+detector's finding is kept, else the NLU result's `safety` when it is a category; silence has
+none; a null act with a category is read as inform (IMPL); a category with a `graph.safety`
+rule goes to its target before the fallback policy and Action END (`safety:CATEGORY`), a rule
+to the current node holding it like a stay; `nlu.safety` is the category or "none".
+
 Where SPEC is silent and the implementation had to be read (each is marked `IMPL:` below):
 - NLU reading: an act name outside the catalogue (and not `negate`) is read as `null`; an
   empty or whitespace text is `silence` whatever the override says, and its slots and intent
@@ -52,6 +60,7 @@ from compiler.diagnostics import Diagnostics
 from compiler.expressions import parse_expression
 
 ACTS = ("affirm", "deny", "inform", "question", "greet", "goodbye", "thank", "silence", "null")
+CATEGORIES = ("medical_emergency", "self_harm", "abuse")
 DEFAULT_CLOSING_ACTS = ("affirm", "goodbye", "thank", "silence")
 
 WEATHER_LOCATIONS = {"서울", "부산", "대구", "광주", "제주", "seoul", "busan", "london"}
@@ -239,8 +248,10 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
 class Oracle:
     """SPEC 6.1/6.2 over a scenario dict; `start` and `turn` are pure functions of the state."""
 
-    def __init__(self, scenario: dict):
+    def __init__(self, scenario: dict, detect=None):
         graph = scenario["graph"]
+        self.detect = detect or (lambda text: None)
+        self.safety = {rule["category"]: rule["target"] for rule in graph.get("safety", [])}
         self.slots: dict[str, dict] = scenario.get("slots", {})
         self.intents = set(scenario.get("intents", {}))
         self.nodes: dict[str, dict] = {node["id"]: node for node in graph["nodes"]}
@@ -298,10 +309,10 @@ class Oracle:
 
     # --- 6.2 ------------------------------------------------------------------------------
 
-    def read_nlu(self, text: str, nlu: dict | None) -> tuple[str, str | None, dict]:
-        """(act, intent, extracted slots) after the corrections of step 2."""
+    def read_nlu(self, text: str, nlu: dict | None) -> tuple[str, str | None, dict, str | None]:
+        """(act, intent, extracted slots, safety category) after the corrections of step 2."""
         if not text or not text.strip():
-            return "silence", None, {}
+            return "silence", None, {}, None
         nlu = nlu or {}
         act = nlu.get("dialogue_act")
         act = "null" if act is None else ("deny" if act == "negate" else act)
@@ -312,7 +323,11 @@ class Oracle:
             intent = None
         if act == "null" and intent is not None:
             act = "inform"
-        return act, intent, dict(nlu.get("slots") or {})
+        said = nlu.get("safety")
+        safety = self.detect(text) or (said if said in CATEGORIES else None)
+        if act == "null" and safety is not None:
+            act = "inform"  # IMPL: a crisis was understood, never "I did not understand"
+        return act, intent, dict(nlu.get("slots") or {}), safety
 
     def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool]:
         """(slots, pending, asked): step 2's slot part."""
@@ -345,7 +360,7 @@ class Oracle:
             raise ValueError("oracle: the session is complete")
         here = state["node"]
         params = self.params(here)
-        act, intent, extracted = self.read_nlu(text, nlu)
+        act, intent, extracted, safety = self.read_nlu(text, nlu)
         slots, pending, asked = self.fill_slots(state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
         new = dict(state, session_turns=state["session_turns"] + 1, node_turns=node_turns,
@@ -354,6 +369,14 @@ class Oracle:
                    not_understood=state["not_understood"] + 1 if act == "null" else 0)
         fallback = act in ("silence", "null")
         retries = state["retries"] if fallback else 0
+        if safety in self.safety:  # SPEC 10: first, before the fallback policy and Action END
+            new["retries"] = retries
+            new["turn_limit"] = state["turn_limit"] or (
+                params["limit_on"] and params["max_turns"] is not None
+                and node_turns >= params["max_turns"])
+            target = self.safety[safety]
+            kind = "stay" if target == here else "move"
+            return self._after(new, here, kind, target, "safety:" + safety)
         if fallback and retries < params["retries"]:  # step 4: re-prompt
             new["retries"] = retries + 1
             kind = "no_input" if act == "silence" else "not_understood"
@@ -366,6 +389,7 @@ class Oracle:
         new["turn_limit"] = state["turn_limit"] or limit_hit
         missing = [s for s in self.required(here) if slots.get(s) is None]
         facts = self.facts(new, text, nlu, act, intent, fallback, missing)
+        facts["nlu.safety"] = safety or "none"
         kind, target, reason = self.route(here, facts, new["turn_limit"], missing, asked)
         return self._after(new, here, kind, target, reason)
 

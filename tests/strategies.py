@@ -12,7 +12,10 @@ Scenarios
     may hold expression strings), nested `and`/`or`/`not`; named and unnamed global
     transitions; explicit (`terminal: true`, with resume transitions) and inferred end nodes;
     stays; self-targets; every `params` key; responses with `{slots.NAME}` and
-    `{skill.data.KEY}` placeholders; `bot_first`; `closing_acts` (with `negate`).
+    `{skill.data.KEY}` placeholders; `bot_first`; `closing_acts` (with `negate`);
+    `graph.safety` rules (any node a target, the entry and end nodes too) and
+    `safety.patterns`; `nlu.safety` conditions (only on categories without a rule, which
+    are the only ones a condition can see).
     `valid_scenario_and_facts(...)`: the same, as `(scenario, ScenarioFacts)`.
     `facts_of(scenario)`: the `ScenarioFacts` of any valid scenario dict (also the shipped
     ones): node ids in source order, entry, end nodes with provenance, intents, slots with
@@ -52,10 +55,11 @@ Arbitrary input
 Turns
     `turn_sequences(info, max_turns=12)`: lists of `mgi --json` turns
     `{"user": text, "nlu": {...}}` (`nlu` optional; its keys `intent`, `dialogue_act`,
-    `slots`, `confidence` each optional) covering every act (and `negate`, an unknown act,
+    `slots`, `confidence`, `safety` each optional) covering every act (and `negate`, an unknown act,
     null), declared and undeclared intents, valid and invalid slot values (wrong JSON types,
     out of range, too short or long, misspelled enum members, undeclared slot names), empty
-    and whitespace input, unicode, control characters and long text (a few KB). `info` is a
+    and whitespace input, unicode, control characters and long text (a few KB), crisis
+    expressions the safety detector finds. `info` is a
     `ScenarioFacts` or a scenario dict. Its parts: `user_texts`, `nlu_objects(facts)`,
     `slot_value(definition)`.
 
@@ -100,7 +104,7 @@ from hypothesis import strategies as st
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or
 from compiler.condition_messages import CONDITION_KEYS, KEYWORDS, MAX_DEPTH, OPERATOR_SYNTAX
 from compiler import schema as _schema
-from interpreter.ir import ACTS, FIXED_FIELDS, OPERATORS, SKILL_STATUSES
+from interpreter.ir import ACTS, FIXED_FIELDS, OPERATORS, SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES
 
 __all__ = [
     "ScenarioFacts", "ConditionContext", "MUTATION_CODES",
@@ -174,6 +178,7 @@ OPS_BY_KIND = {
 VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
 COUNTER_FLOORS = {"system.node_turns": 1, "system.session_turns": 1,
                   "system.no_input_count": 0, "system.not_understood_count": 0}
+SAFETY_PATTERNS = ("도와줘요", r"\bhelp me\b", "살려", "맞고 살아", r"긴급\d+", "숨이 ?막")
 VALID_PATTERNS = (r"^[0-9]+$", r"[a-z]+", r"\d{3}-\d{4}", r".*", r"^(?:yes|no)$", "한글",
                   r"^[^@\s]+@[^@\s]+$", r"(a|b)*c?")
 ACT_WORDS = ACTS + ("negate",)
@@ -221,6 +226,8 @@ class ConditionContext:
     nodes: list[str]
     slots: dict[str, dict]
     ends: set[str] = field(default_factory=set)
+    # categories with a graph.safety rule: conditions never see them (the safety tier is first)
+    safety: tuple[str, ...] = ()
 
     def fields(self) -> list[str]:
         return [f[0] for f in FIXED_FIELDS] + ["slots." + s for s in self.slots]
@@ -242,6 +249,8 @@ class ConditionContext:
             return list(self.nodes)
         if name == "skill.status":
             return list(SKILL_STATUSES)
+        if name == "nlu.safety":
+            return [v for v in SAFETY_VALUES if v not in self.safety]
         kind, _ = self.field_kind(name)
         if kind == "boolean":
             return [True, False]
@@ -637,7 +646,8 @@ def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals
     slot_list = draw(st.lists(slot_names, max_size=6, unique=True))
     offset = _int(draw, 0, 5)
     slots = {name: _slot_definition(draw, VALUE_TYPES[(i + offset) % 6]) for i, name in enumerate(slot_list)}
-    ctx = ConditionContext(intents, ids, slots, ends)
+    declared = _subset(draw, list(SAFETY_CATEGORIES), 3) if _one_in(draw, 2) else []
+    ctx = ConditionContext(intents, ids, slots, ends, tuple(declared))
     richness = _int(draw, 0, 3)  # how many extra edges, stays and conditions per node
 
     rows: list[list[_Row]] = [[] for _ in range(n)]
@@ -766,6 +776,14 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         gts.append(gt)
     if gts or _one_in(draw, 6):
         graph["global_transitions"] = gts
+    rules = []
+    for category in ctx.safety:  # SPEC 10: any node may be a target, the entry and end nodes too
+        rule: dict[str, Any] = {"category": category, "target": _choose(draw, ids)}
+        if _one_in(draw, 3):
+            rule["name"] = _choose(draw, ("응급", "help", f"s_{category}", "a b/c"))
+        rules.append(dict(reversed(list(rule.items()))) if _one_in(draw, 3) else rule)
+    if rules or _one_in(draw, 8):
+        graph["safety"] = rules
 
     scenario: dict[str, Any] = {"metadata": {"name": draw(scenario_names)}}
     for key, strategy in (("language", st.sampled_from(["ko", "en", "ja-JP"])), ("version", _short_text),
@@ -778,6 +796,10 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         scenario["intents"] = {name: _intent_definition(draw) for name in ctx.intents}
     if ctx.slots or _one_in(draw, 2):
         scenario["slots"] = ctx.slots
+    if _one_in(draw, 4):
+        scenario["safety"] = {"patterns": [
+            {"category": _choose(draw, SAFETY_CATEGORIES), "pattern": _choose(draw, SAFETY_PATTERNS)}
+            for _ in range(_int(draw, 0, 2))]}
     scenario["graph"] = graph
     return dict(reversed(list(scenario.items()))) if _one_in(draw, 2) else scenario  # key order means nothing
 
@@ -796,6 +818,7 @@ class ScenarioFacts:
     skill_nodes: list[str]
     collect_slots: dict[str, list[str]] = field(default_factory=dict)  # node id -> slots
     global_targets: list[str] = field(default_factory=list)
+    safety: dict[str, str] = field(default_factory=dict)  # category -> target (graph.safety)
 
     def node_pointer(self, node_id: str) -> str:
         return pointer("graph", "nodes", self.node_ids.index(node_id))
@@ -820,6 +843,7 @@ def facts_of(scenario: dict) -> ScenarioFacts:
         skill_nodes=[n["id"] for n in graph["nodes"] if n.get("params", {}).get("skill") is not None],
         collect_slots={n["id"]: list(n.get("collect_slots", [])) for n in graph["nodes"]},
         global_targets=[g["target"] for g in graph.get("global_transitions", [])],
+        safety={r["category"]: r["target"] for r in graph.get("safety", [])},
     )
 
 
@@ -890,7 +914,8 @@ def _copy(doc: dict) -> dict:
 
 def _ctx_of(doc: dict) -> ConditionContext:
     facts = facts_of(doc)
-    return ConditionContext(facts.intents, facts.node_ids, facts.slots, set(facts.end_nodes))
+    return ConditionContext(facts.intents, facts.node_ids, facts.slots, set(facts.end_nodes),
+                            tuple(facts.safety))
 
 
 @st.composite
@@ -1445,6 +1470,8 @@ def _fam_E103(draw, doc):
     sites += [(("graph", "nodes", i, "default_next"), n, "default_next") for i, n in enumerate(_nodes(doc))]
     sites += [(("graph", "global_transitions", j, "target"), g, "target")
               for j, g in enumerate(doc["graph"].get("global_transitions", []))]
+    sites += [(("graph", "safety", j, "target"), r, "target")
+              for j, r in enumerate(doc["graph"].get("safety", []))]
     parts, obj, key = draw(st.sampled_from(sites))
     obj[key] = missing
     return doc, parts
@@ -1668,6 +1695,25 @@ def _enter_from(draw, doc: dict, target: str, from_entry: bool = False) -> int:
     return i
 
 
+def _fam_E110(draw, doc):
+    """A `graph.safety` rule with an unknown category (a near miss of one), or a second rule
+    for a declared category; or a `safety.patterns` entry with an unknown category."""
+    rules = doc["graph"].setdefault("safety", [])
+    ids = [n["id"] for n in _nodes(doc)]
+    kind = draw(st.sampled_from(["unknown", "duplicate", "pattern"] if rules else ["unknown", "pattern"]))
+    if kind == "duplicate":
+        category = _choose(draw, [r["category"] for r in rules])
+        rules.append({"category": category, "target": _choose(draw, ids)})
+        return doc, ("graph", "safety", len(rules) - 1, "category")
+    wrong = draw(_misspelling(_choose(draw, SAFETY_CATEGORIES), SAFETY_CATEGORIES))
+    if kind == "pattern":
+        found = doc.setdefault("safety", {}).setdefault("patterns", [])
+        found.append({"category": wrong, "pattern": "도와줘요"})
+        return doc, ("safety", "patterns", len(found) - 1, "category")
+    rules.append({"category": wrong, "target": _choose(draw, ids)})
+    return doc, ("graph", "safety", len(rules) - 1, "category")
+
+
 def _fam_E301(draw, doc):
     """A trap: one node with a conditional self-target, or two nodes looping through
     conditional edges, entered from the entry (the base has no global transitions; another
@@ -1841,7 +1887,7 @@ def _fam_W406(draw, doc):
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
-    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107,
+    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E110": _fam_E110,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,
@@ -1964,7 +2010,9 @@ _LONG = st.integers(1000, 4000).flatmap(
 _canned_texts = st.sampled_from([
     "", " ", "\t", "\n", "네", "아니요", "네 좋아요", "그만할래요", "고마워요", "yes", "no", "bye", "thanks",
     "hello?", "1", "3.5", "a@b.c", "true", "\x00", "\x1b[31m", "\u202e", "😀", "e\u0301", "/quit",
-    "{slots.x}", "{\"user\": 1}"])
+    "{slots.x}", "{\"user\": 1}",
+    # crisis expressions (SPEC 10: the detector reads every text) and a near miss
+    "죽고 싶어요", "가슴이 너무 아파서 숨을 못 쉬겠어요", "아들이 때려요", "I can't breathe", "배고파 죽겠다"])
 # Weighted by repetition: canned and short random text mostly, control characters, long text.
 user_texts = st.one_of(
     _canned_texts, _canned_texts, _canned_texts, st.text(max_size=40), st.text(max_size=40),
@@ -2020,6 +2068,8 @@ def _nlu_object(draw, facts: ScenarioFacts) -> dict:
         nlu["slots"] = values
     if _one_in(draw, 5):
         nlu["confidence"] = _choose(draw, (0.0, 0.3, 1.0, 0.99))
+    if _one_in(draw, 6):  # what an LLM NLU may add (the detector's finding is kept)
+        nlu["safety"] = _choose(draw, (*SAFETY_CATEGORIES, None))
     return nlu
 
 

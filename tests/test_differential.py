@@ -9,7 +9,9 @@ A divergence fails with the scenario, the turns so far and both readings of the 
 
 Scenarios: the shipped ones, two hand-written ones that pack confirmations, `keep`, patterns,
 bounds, gates, turn limits, stays, `no_route`, skills (ok, failed, unknown), resume rules,
-unusual `closing_acts` and named and unnamed globals, and generated ones
+unusual `closing_acts`, named and unnamed globals and safety rules (SPEC 10: the safety tier,
+a hold at its own target, a scenario safety pattern, `nlu.safety` conditions on a category
+without a rule), and generated ones
 (`strategies.valid_scenarios`); turns from `strategies.turn_sequences`; and a table of
 scripted conversations whose reasons were worked out by hand.
 
@@ -111,7 +113,7 @@ def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None) -> lis
     """Run the engine and the oracle together; assert agreement turn by turn."""
     runtime = compile_runtime(scenario)
     assert runtime is not None
-    engine, oracle = new_engine(runtime), Oracle(scenario)
+    engine, oracle = new_engine(runtime), Oracle(scenario, runtime.safety.detect)
     opened = engine.start("s", bot_first=bot_first)
     state, step = oracle.start(bot_first)
     assert row(opened) == row(step), describe(scenario, turns, -1, row(opened), row(step))
@@ -246,6 +248,34 @@ HAND_WRITTEN = {
     },
 }
 
+HAND_WRITTEN["safety_first"] = {
+    "metadata": {"name": "safety_first", "language": "ko"},
+    "slots": {"mood": {"policy": "optional", "value_type": "enum", "values": ["good", "bad"]}},
+    "safety": {"patterns": [{"category": "abuse", "pattern": "도둑이야"}]},
+    "graph": {
+        "entry": "ask", "bot_first": False,
+        "safety": [{"category": "medical_emergency", "target": "help", "name": "119"},
+                   {"category": "self_harm", "target": "closing"}],  # a hold at an end node
+        "global_transitions": [
+            {"name": "bye", "target": "closing", "condition": 'nlu.dialogue_act == "goodbye"'}],
+        "nodes": [
+            {"id": "ask", "description": "ask", "collect_slots": ["mood"],
+             "next_nodes": [{"target": "report", "condition": 'nlu.safety == "abuse"'}],
+             "default_next": "talk"},
+            {"id": "talk", "description": "talk", "params": {"max_turns": 5},
+             "next_nodes": [{"action": "stay", "condition": "system.node_turns < 3"}],
+             "default_next": "closing"},
+            {"id": "help", "description": "emergency", "responses": {"default": "119"},
+             "default_next": "talk"},
+            {"id": "report", "description": "abuse", "responses": {"default": "112"},
+             "default_next": "talk"},
+            {"id": "closing", "description": "bye", "terminal": True,
+             "params": {"max_turns": 2, "max_fallback_retries": 0},
+             "next_nodes": [{"target": "talk", "condition": "system.conversation_resuming"}]},
+        ],
+    },
+}
+
 FIXED = {**SHIPPED, **HAND_WRITTEN}
 
 
@@ -326,6 +356,22 @@ SCRIPTS = {  # name: (scenario, turns, the reasons both must give)
     "turn_limit_at_an_end_node": ("closing_and_skills", [
         say(intent="bye"), say("affirm"), say("question")],
         ["global:bye", "stay:next_nodes[1]", "action_end"]),
+    # SPEC 10: the safety tier first, before the fallback policy and Action END
+    "safety_beats_the_fallback_policy": ("safety_first", [
+        say(None, text="가슴이 아파요"), say("affirm")],
+        ["safety:medical_emergency", "default_next"]),
+    "safety_beats_action_end_and_holds_at_its_target": ("safety_first", [
+        say("goodbye"), say(text="죽고 싶어요"), say(text="정말 죽고 싶어요"), say("thank")],
+        ["global:bye", "safety:self_harm", "safety:self_harm", "action_end"]),
+    "a_category_without_a_rule_is_read_by_conditions": ("safety_first", [
+        say(safety="abuse"), say(text="도둑이야"), say(text="아들이 때려요")],
+        ["next_nodes[0]", "default_next", "stay:next_nodes[0]"]),
+    "the_detector_is_kept_over_the_nlu": ("safety_first", [
+        say("affirm", text="숨을 못 쉬겠어요", safety="self_harm")],
+        ["safety:medical_emergency"]),
+    "silence_has_no_category": ("safety_first", [
+        {"user": " ", "nlu": {"dialogue_act": "inform", "safety": "self_harm"}}],
+        ["fallback:no_input"]),
 }
 
 

@@ -40,6 +40,7 @@ CAUGHT = {
     "required_slot_unasked": ("card_known", "not-next: confirm"),
     "end_intent_shadowed": ("ends_when_asked", "complete: true"),
     "placeholder_unfilled": ("placeholders_filled", "says: Nice to meet you"),
+    "safety_pattern_steals": ("safety_reached", "reason: safety:abuse"),
 }
 
 

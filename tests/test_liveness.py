@@ -145,6 +145,10 @@ def abstract_inputs(scenario: dict, drawn: dict | None = None) -> list[dict]:
     for level in levels:
         turns += [{"user": "hm", "nlu": {"dialogue_act": act, "confidence": level}}
                   for act in acts]
+    routed = {rule["category"] for rule in scenario["graph"].get("safety", [])}
+    for category in dict.fromkeys(literals(leaves, "nlu.safety")):  # SPEC 10: what NLU adds
+        if category != "none" and category not in routed:  # a routed one never gets here
+            turns.append({"user": "hm", "nlu": {"dialogue_act": "inform", "safety": category}})
     return turns
 
 
@@ -297,10 +301,20 @@ def replay(scenario: dict, runtime, oracle: Oracle, turns: list) -> None:
         assert result.complete == (n == len(turns)), f"turn {n} of {len(turns)}: {turns}"
 
 
+def safety_inputs(scenario: dict) -> list[dict]:
+    """A crisis of each category with a `graph.safety` rule (SPEC 10), as an NLU result: the
+    ways into the safety nodes. They serve to reach nodes, never to complete: the compiler
+    does not count a crisis as a way to finish (`compiler.analysis`)."""
+    return [{"user": "hm", "nlu": {"dialogue_act": "inform", "safety": rule["category"]}}
+            for rule in scenario["graph"].get("safety", [])]
+
+
 def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Liveness:
-    """Find each reachable node, then a completion from there; replay both on the engine."""
-    oracle = Oracle(scenario)
+    """Find each reachable node (safety inputs included), then a completion from there
+    (without them); replay both on the engine."""
+    oracle = Oracle(scenario, runtime.safety.detect)
     inputs = abstract_inputs(scenario, drawn)
+    reach_inputs = inputs + safety_inputs(scenario)  # `inputs` first: one index, one turn
     key = state_key_function(scenario, oracle)
     start, _ = oracle.start()
     seen: dict = {}
@@ -309,7 +323,8 @@ def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Livene
         seen[state["node"]] = seen.get(state["node"], 0) + 1
         return seen[state["node"]]
     successors = Successors(oracle, inputs, key)
-    nodes = best_first(successors, start,
+    reaching = Successors(oracle, reach_inputs, key)
+    nodes = best_first(reaching, start,
                        lambda state, step: None if step.complete else state["node"], novelty,
                        goals=len(oracle.nodes))
     nodes.paths.setdefault(start["node"], [])
@@ -322,10 +337,11 @@ def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Livene
                             lambda state, step: COMPLETE if step.complete else None,
                             lambda state: distance.get(state["node"], math.inf))
         if COMPLETE in finish.paths:
-            replay(scenario, runtime, oracle, [inputs[i] for i in way + finish.paths[COMPLETE]])
+            replay(scenario, runtime, oracle,
+                   [reach_inputs[i] for i in way + finish.paths[COMPLETE]])
             report.replayed += 1
         elif finish.exhausted:
-            report.traps.append(Trap(node_id, here, [inputs[i] for i in way]))
+            report.traps.append(Trap(node_id, here, [reach_inputs[i] for i in way]))
             confirm_trap(runtime, oracle, inputs, report.traps[-1])
         else:
             report.inconclusive.append(node_id)

@@ -26,7 +26,8 @@ SCENARIOS = ROOT / "scenarios"
 SENIMATE = SCENARIOS / "senimate.json"
 SHIPPED = ("clinic_booking.json", "senimate.json", "senimate_weather.json")
 SENIMATE_NODES = ("greeting_introduction", "daily_life_check", "meal_check", "health_check",
-                  "general_conversation", "conversation_closure")
+                  "general_conversation", "safety_medical_emergency", "safety_self_harm",
+                  "safety_abuse", "safety_check_in", "conversation_closure")
 
 # A valid two-node scenario; CONDITION is the value of the one condition, which starts at
 # line 14, column 26.
@@ -336,7 +337,8 @@ def test_compile_writes_a_file_that_inspect_reads(mgc, senimate_ir):
     text = shown.stdout
     assert text.startswith("senimate 1.0.0 (ko)")
     assert "entry greeting_introduction, bot first: yes" in text
-    assert "6 nodes, 10 static edges, 2 global transitions, 6 slots, 1 intents" in text
+    assert "10 nodes, 14 static edges, 2 global transitions, 6 slots, 1 intents" in text
+    assert re.search(r"^  safety:self_harm +-> safety_self_harm +first, at every node$", text, re.M)
     assert "end nodes: conversation_closure (explicit)" in text
     for node_id in SENIMATE_NODES:
         assert re.search(rf"^  {node_id} \[", text, re.M), node_id

@@ -82,6 +82,15 @@ def decisions(runtime):
             moved = state_at(runtime, runtime.nodes[target].id, previous_node=table.id)
             yield Decision(table.index, target, MOVE, "next_nodes[0]", "next_nodes", moved,
                            **common)
+        if text:  # SPEC 10: every safety rule from every node, a hold at its own target
+            for rule in runtime.safety_routes.values():
+                row = facts(runtime, "살려 주세요")
+                row[ir.FIELD_INDEX["nlu.safety"]] = rule.category
+                hold = rule.target == table.index
+                after = here if hold else state_at(runtime, runtime.nodes[rule.target].id,
+                                                   previous_node=table.id)
+                yield Decision(table.index, rule.target, STAY if hold else MOVE, rule.reason,
+                               "safety", after, **{**common, "facts": row})
 
 
 def all_prompts():
@@ -130,8 +139,8 @@ def test_no_prompt_says_both_goodbye_and_go_on():
 def test_a_resume_turn_carries_no_closing_description_or_farewell():
     resumes = 0
     for name, runtime, decision, reference, messages in PROMPTS:
-        if not decision.resuming or decision.complete:
-            continue
+        if not decision.resuming or decision.complete or decision.tier == "safety":
+            continue  # a safety turn speaks its node's help, at an end node too (below)
         system = messages[0]["content"]
         if decision.kind == MOVE and runtime.nodes[decision.next_node].is_end:
             continue  # routing closed elsewhere (clinic: cancel after booking): a closing turn
@@ -156,6 +165,28 @@ def test_a_completion_asks_nothing():
         assert SITUATIONS["complete"] in system and "?" not in reference, (name, reference)
     assert completions == sum(len(reference_runtime(n).nodes) * len(ir.ACTS)
                               for n in REFERENCE_SCENARIOS)
+
+
+def test_a_safety_turn_gives_the_help_of_its_node_and_nothing_else():
+    """SPEC 10: the safety situation and category, the safety node's purpose (at an end node
+    too: clinic_booking's urgent_care), its help as the reference; no farewell, no question
+    about slots, no resume guidance."""
+    seen = 0
+    for name, runtime, decision, reference, messages in PROMPTS:
+        if decision.tier != "safety":
+            continue
+        seen += 1
+        system = messages[0]["content"]
+        table = runtime.nodes[decision.next_node]
+        parts = nlg_parts(runtime, decision, decision.state, reference)
+        kinds = [p.kind for p in parts]
+        assert situation(runtime, decision) == "safety" and SITUATIONS["safety"] in system
+        assert "safety" in kinds and "ask" not in kinds and "confirm" not in kinds, (name, kinds)
+        assert f"Purpose: {table.node.description}" in system, (name, table.id)
+        assert reference == table.responses["default"], (name, reference)
+        assert not any(t in system for t in FAREWELL_SITUATIONS), name
+    assert seen == sum(len(reference_runtime(n).nodes) * len(reference_runtime(n).safety_routes)
+                       * (len(ir.ACTS) - 1) for n in REFERENCE_SCENARIOS)
 
 
 def test_a_closing_turn_has_no_resume_guidance_and_asks_nothing():

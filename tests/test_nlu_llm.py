@@ -116,9 +116,9 @@ def test_answer_reading_takes_off_fences_and_reasoning_and_drops_nulls():
     fenced = "<think>hmm</think>\n```json\n" + answer(
         "user_wants_to_end", "goodbye", meal_status="skipped", pain_level=None) + "\n```"
     assert read_answer(fenced, reading) == ("user_wants_to_end", "goodbye",
-                                            {"meal_status": "skipped"})
+                                            {"meal_status": "skipped"}, None)
     assert read_answer('{"intent": null, "dialogue_act": "affirm"}', reading) == (
-        None, "affirm", {})
+        None, "affirm", {}, None)
 
 
 # --- the prompt ---------------------------------------------------------------------------------

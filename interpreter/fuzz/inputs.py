@@ -16,7 +16,11 @@ A turn (generated mode) is one of: a dialogue act (every act, and not understood
 intent, alone or with an act; an answer filling the current node's collect slots with valid
 values; a value for any declared slot, valid (members, bounds, the literals conditions compare
 it with) or invalid (wrong JSON type, out of range, a misspelled member, too long, off pattern,
-null); silence; free text. An end request is an end intent with a closing act or none, or, at
+null); silence; free text; a crisis of each category with a `graph.safety` rule, said as the
+detector's sample utterances (`safety_lexicon.SAMPLES`), and a category conditions compare
+`nlu.safety` with, added by the NLU (rules mode: the crises, as text). The probe set of
+the livelock search holds no crisis with a rule: saying one leaves any node, which would hide
+every livelock; a category conditions read is a probe like an intent they name. An end request is an end intent with a closing act or none, or, at
 an end node, a closing act alone (the user accepts the closing).
 """
 
@@ -30,6 +34,7 @@ from hypothesis import strategies as st
 
 from .. import ir
 from ..understanding import lexicon as lex
+from ..understanding.safety_lexicon import SAMPLES
 from ..loader import Runtime
 from ..slots import SlotRule, check_value
 
@@ -42,6 +47,7 @@ F_INTENT = ir.FIELD_INDEX["nlu.intent"]
 F_ACT = ir.FIELD_INDEX["nlu.dialogue_act"]
 F_TEXT = ir.FIELD_INDEX["nlu.text"]
 F_CONFIDENCE = ir.FIELD_INDEX["nlu.confidence"]
+F_SAFETY = ir.FIELD_INDEX["nlu.safety"]
 
 # What each act sounds like, so a generated transcript reads like a conversation.
 ACT_TEXTS = {
@@ -325,7 +331,8 @@ class InputSpace:
         answers = self._answer_pool(node)
         shares = 4 if self.runtime.nodes[node].required else 2  # a gate holds until answered
         return weighted([self._act_pool, self._intent_pool, *[answers] * shares,
-                         self._slot_pool, (SILENCE,), self._free_turn, *self._patterns])
+                         self._slot_pool, (SILENCE,), self._free_turn, *self._patterns,
+                         self._safety_pool])
 
     # The kinds that are the same at every node: built once, on first use.
 
@@ -368,6 +375,30 @@ class InputSpace:
             pool += [self._slot_turn({n: v}, "answer") for n in names for v in self.values[n].valid]
         return tuple(pool)
 
+    def safety_texts(self, category: str) -> list[str]:
+        """What a user in that crisis says (`SAMPLES`), the scenario's language first."""
+        texts = [t for t in SAMPLES.get(category, ()) if transcript_safe(t)]
+        english = self.runtime.language == "en"
+        return sorted(texts, key=lambda t: t.isascii() != english)
+
+    @cached_property
+    def _safety_pool(self) -> tuple[UserTurn, ...]:
+        """A crisis of each category with a rule (the text says it: the detector reads it),
+        and each category a condition reads as the NLU's finding (SPEC 10)."""
+        nlu = (lambda extra: None) if self.mode == RULES else \
+            (lambda extra: {"dialogue_act": "inform", **extra})
+        pool = [UserTurn(text, nlu({}), "safety") for rule in self.runtime.program.safety
+                for text in self.safety_texts(rule.category)]
+        if self.mode != RULES:
+            pool += [UserTurn(self.act_text("inform"), {"dialogue_act": "inform", "safety": v},
+                              "safety") for v in self._read_categories]
+        return tuple(pool)
+
+    @cached_property
+    def _read_categories(self) -> tuple[str, ...]:
+        """Categories conditions compare `nlu.safety` with (the NLU may add one)."""
+        return tuple(v for v in self.compared.get(F_SAFETY, []) if v in ir.SAFETY_CATEGORIES)
+
     @cached_property
     def _slot_pool(self) -> tuple[UserTurn, ...]:
         """Every declared slot with each of its valid and invalid values."""
@@ -396,7 +427,8 @@ class InputSpace:
         words, fillers, texts, others, free = self._rules_common
         answers = _text_turns(t for n in self.runtime.nodes[node].collect_names
                               for t in self._slot_texts(n))
-        return weighted([words, fillers, texts, answers, answers, others, (SILENCE,), free])
+        return weighted([words, fillers, texts, answers, answers, others, (SILENCE,), free,
+                         self._safety_pool])
 
     @cached_property
     def _rules_common(self) -> tuple:
@@ -458,6 +490,8 @@ class InputSpace:
             first += [self._intent_turn(name, a, text, "probe") for a in (None, *SPOKEN_ACTS)
                       if a not in ("negate", "silence")]
         last = [UserTurn(t, {"dialogue_act": "inform"}, "probe") for t in self.condition_texts()]
+        last += [UserTurn(self.act_text("inform"), {"dialogue_act": "inform", "safety": v}, "probe")
+                 for v in self._read_categories]
         for level in self.compared.get(F_CONFIDENCE, []):
             for shifted in sorted({min(1.0, max(0.0, level + d)) for d in (-0.05, 0.05)}):
                 last.append(UserTurn(self.act_text("inform"),

@@ -10,7 +10,11 @@ one is an error with a did-you-mean); checking never changes the conversation.
 
 Built-in properties (`BUILT_IN`): the per-step ones live here; `ends_when_asked` and
 `no_livelock` need to drive the engine and live in `fuzz`, `end_nodes_reachable` is read from
-the coverage after the run.
+the coverage after the run. `safety_reached` (SPEC 10) is checked at every step of every
+conversation (`check_safety_step`) and, before the conversations, from every node
+(`safety_sweep`): each node in a fresh visit and, when it has one, on the turn that reaches
+its turn limit (where an end node would otherwise end the session), with every sample crisis
+of every category that has a `graph.safety` rule.
 
 The properties file: one property per line; `#` after a space (or at the start) begins a
 comment; blank lines are ignored; an optional `LABEL:` names a property in reports (else it is
@@ -44,6 +48,8 @@ BUILT_IN: dict[str, str] = {
     "response_not_empty": "every bot response has words",
     "placeholders_filled": "no response shows a placeholder or leaves out a sentence for want "
                            "of a value",
+    "safety_reached": "from every node, a crisis of each category with a graph.safety rule "
+                      "reaches its target in that turn",
 }
 _LEFTOVER = re.compile(r"\{(slots|skill\.data)\.[^{}]*\}")
 
@@ -64,6 +70,7 @@ class Violation(Exception):
         self.prop, self.message, self.expect = prop, message, expect
         self.turns: tuple[UserTurn, ...] = ()
         self.results: tuple = ()  # the TurnResults of the conversation, the opening first
+        self.focus: str | None = None  # the node of a focus-mode counterexample
 
 
 _CLASSES: dict[str, type] = {}
@@ -148,6 +155,59 @@ def check_response(result: Any, runtime: Any, left_out: list,
         fragment = said_fragment(sentence, response or "")
         return violation("placeholders_filled", f"{where}: {placeholder} has no value, so node "
                          f"{node} left out \"{sentence}\" (responses.{kind})", _says(fragment))
+    return None
+
+
+def check_safety_step(result: Any, runtime: Any, said: str | None = None) -> Violation | None:
+    """`safety_reached` for one step: a turn whose category has a rule went to its target
+    (`said`: the category the user's words are known to be, whatever was detected)."""
+    heard = result.nlu if result.user is not None else None
+    category = said or (heard.get("safety") if heard else None)
+    rule = runtime.safety_routes.get(category) if category is not None else None
+    if rule is None:
+        return None
+    target = runtime.nodes[rule.target].id
+    if result.reason == rule.reason and result.next_node == target:
+        return None
+    return violation("safety_reached", f"{_step_name(result)}: a crisis ({category}) at node "
+                     f"{result.node} went to {result.next_node or 'the end'} ({result.reason}), "
+                     f"not to {target}", Expectation("reason", rule.reason))
+
+
+def safety_sweep(runtime: Any, space: Any, skills: Any = None) -> Violation | None:
+    """`safety_reached` from every node, before any conversation: a fresh visit and the turn
+    that reaches the node's turn limit, each sample crisis of each category with a rule. A
+    failure in a fresh visit carries a focus-mode transcript (`focus: NODE`)."""
+    from ..engine import Engine
+    from ..state import DialogueState
+    from ..stores.sessions import MemorySessionStore
+    from ..understanding.nlu import ScriptedNLU
+
+    engine = Engine(runtime, ScriptedNLU(), TemplateNLG(), MemorySessionStore(), skills)
+    nlu = None if space.mode == "rules" else {"dialogue_act": "inform"}
+    for table in runtime.nodes:
+        limit = table.turn_limit
+        before = (0,) if limit is None or limit < 2 else (0, limit - 1)
+        for rule in runtime.program.safety:
+            for text in space.safety_texts(rule.category):
+                for turns in before:
+                    engine.store.delete("sweep")
+                    engine.store.put(DialogueState("sweep", runtime.ir_hash, table.id,
+                                                   node_turns=turns, session_turns=turns + 1), 0)
+                    result = engine.turn("sweep", text, nlu)
+                    found = check_safety_step(result, runtime, rule.category)
+                    if found is None:
+                        continue
+                    at = "on the turn of its turn limit" if turns else "in a fresh visit"
+                    found.message = f"from node {table.id} {at}, \"{text}\": " + \
+                        found.message.split(": ", 1)[1]
+                    if not turns:  # replayable: focus on the node, then the crisis
+                        engine.store.delete("focus")
+                        opening = engine.start("focus", focus_node=table.id)
+                        found.turns = (UserTurn(text, nlu, "safety"),)
+                        found.results = (opening, engine.turn("focus", text, nlu))
+                        found.focus = table.id
+                    return found
     return None
 
 

@@ -1,4 +1,5 @@
 """What `mgi fuzz` reports: coverage, counterexample transcripts, the report, the progress bar.
+(Coverage: nodes entered, transitions fired, globals fired, slots filled, safety rules fired.)
 
 In: the steps of generated conversations (`Coverage.record`), then the run's findings
 (`FuzzReport`: violations with their shrunk conversations, the coverage summary, counts).
@@ -66,6 +67,7 @@ class Coverage:
                                  "fired"),
             "globals": _part(globals_, fired_globals, "fired"),
             "slots": _part(list(runtime.slot_names), self.filled, "filled"),
+            "safety": _part([r.reason for r in runtime.safety_routes.values()], reasons, "fired"),
             "reasons": dict(sorted(reasons.items())),
         }
 
@@ -152,7 +154,9 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
              f"# {_one_line(found.message, 300)}",
              "# `mgi test` fails on this file while the flaw is there (the last step expects",
              "# what the property asks for); once fixed, keep it as a regression test.",
-             ir_line, f"nlu: {'scripted' if generated else 'rules'}", ""]
+             ir_line, f"nlu: {'scripted' if generated else 'rules'}"]
+    focus = getattr(found, "focus", None)  # a sweep from one node (`safety_reached`)
+    lines += [f"focus: {focus}", ""] if focus else [""]
     opening, last = found.results[0], len(found.turns)
     if opening.response is not None:
         lines.append(f"bot:  # {_said(opening)}")
@@ -288,8 +292,10 @@ def _turns(count: int) -> str:
 def _coverage_lines(coverage: dict) -> list[str]:
     lines = []
     for part, verb in (("nodes", "entered"), ("transitions", "fired"), ("globals", "fired"),
-                       ("slots", "filled")):
+                       ("slots", "filled"), ("safety", "fired")):
         data = coverage[part]
+        if part == "safety" and not data["total"]:
+            continue  # no graph.safety: nothing to say
         line = f"  {part} {len(data[verb])}/{data['total']} {verb}"
         if data["uncovered"]:
             line += "; not " + verb + ": " + ", ".join(data["uncovered"])

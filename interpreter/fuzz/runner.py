@@ -38,7 +38,8 @@ from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition
                           end_intents, positive_literals)
 from .properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
                               Expectation, PropertiesError, Violation, check_response,
-                              entered_node, load_properties, violation)
+                              check_safety_step, entered_node, load_properties, safety_sweep,
+                              violation)
 from .report import Coverage, FuzzReport, Progress, attach_transcripts
 from ..loader import Runtime, condition_fields
 from ..understanding.nlu import ScriptedNLU
@@ -110,6 +111,7 @@ class Fuzzer:
                  designer: DesignerProperties = DesignerProperties(), skills: Any = None,
                  progress: Progress | None = None, stop: StopRequest | None = None):
         self.runtime, self.options, self.designer = runtime, options, designer
+        self.skills = skills
         self.stop = stop or StopRequest()
         self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
         self.space = InputSpace(runtime, options.nlu, self.ends)
@@ -133,6 +135,10 @@ class Fuzzer:
         found: dict[str, Violation] = {}
         rounds, interrupted = 0, False
         try:
+            swept = safety_sweep(self.runtime, self.space, self.skills)
+            if swept is not None:
+                found["safety_reached"] = swept
+                checked.remove("safety_reached")
             while checked:
                 rounds += 1
                 self.progress.start_round(rounds)
@@ -246,6 +252,8 @@ class Fuzzer:
         entered = entered_node(result)
         self.coverage.record(result, entered)
         problem = check_response(result, self.runtime, self.nlg.left_out, entered)
+        if problem is None and "safety_reached" in checked:
+            problem = check_safety_step(result, self.runtime)
         if problem is not None and problem.prop in checked:
             raise _attach(problem, convo)
         for prop in self.designer.properties:

@@ -3,7 +3,9 @@
 In: a `ChatClient`, the `Program`, and the fallback NLU (the rules NLU); then, per turn,
 the utterance and an `NLUContext`. Out: an `NLUResult` whose `source` says who produced
 it: `llm`, `llm (repaired: ...)`, or `rules (llm fallback: REASON)`.
-After: the result is always one the router can read, whatever the server did. The answer is
+After: the result is always one the router can read, whatever the server did. The model's
+`safety` category goes into `NLUResult.safety`; the engine adds it only when the detector
+found none (it can never remove the detector's finding). The answer is
 asked for with structured output (`json_schema`; after a 400, `json_object`, then the schema in
 the prompt alone; the step down is remembered) and validated strictly against the type of
 `llm.prompts.reading_type` either way. An invalid answer gets one repair request that quotes
@@ -72,18 +74,18 @@ class LLMNLU:
         answer, sent = self._complete(messages, budget, "nlu")
         source = "llm"
         try:
-            intent, act, slots = read_answer(answer, self.reading)
+            intent, act, slots, safety = read_answer(answer, self.reading)
         except ValueError as error:
             problem = str(error)
             repaired, _ = self._complete(lambda: repair_messages(sent, answer, problem), budget,
                                          "nlu repair")
             try:
-                intent, act, slots = read_answer(repaired, self.reading)
+                intent, act, slots, safety = read_answer(repaired, self.reading)
             except ValueError as again:
                 raise InvalidAnswer(f"invalid answer after one repair: {again}") from None
             source = f"llm (repaired: {problem})"
-        understood = act != "null" or intent is not None
-        return NLUResult(intent, act, slots, 1.0 if understood else 0.0, text, source)
+        understood = act != "null" or intent is not None or safety is not None
+        return NLUResult(intent, act, slots, 1.0 if understood else 0.0, text, source, safety)
 
     def _complete(self, build: Callable[[], list[dict]], budget: Any,
                   purpose: str) -> tuple[str, list[dict]]:

@@ -6,7 +6,10 @@ routing `Decision` and the reference sentence the template NLG would say. Out: c
 derived from it. Pure functions: no I/O, nothing remembered between calls.
 After, for the NLU: the answer type is the only place the answer's rules live (intent one of
 the declared names or null, act one of the nine acts, each slot value of its slot's type or
-null, no other key); the schema sent to the server is generated from it. Bounds, lengths and
+null, safety one of the three categories or null, no other key); the schema sent to the
+server is generated from it. The prompt says when to set `safety` (SPEC 10); the engine keeps
+the detector's finding whatever the model says (a model may add a category, never remove
+one). Bounds, lengths and
 patterns are told in the prompt but not enforced by the type: a user who says "200" for a
 0-10 slot was understood, and the engine's validation re-asks (SPEC 2.1).
 After, for the NLG: the prompt speaks for the node SPEC 6.2 step 8 names, and a turn's
@@ -28,7 +31,7 @@ from .. import ir
 from ..executors import missing_slots
 from .client import one_line
 from ..wording.nlg import pending_confirmation
-from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision, safety_of
 from ..state import HISTORY_LIMIT
 from ..loader import to_json
 
@@ -53,6 +56,26 @@ ACT_MEANINGS = {
 }
 
 
+# What each safety category means, for the NLU prompt and the NLG guidance (SPEC 10).
+SAFETY_MEANINGS = {
+    "medical_emergency": "a medical emergency now: chest pain, cannot breathe, collapsed or "
+                         "fainted, sudden paralysis or slurred speech, heavy bleeding, poisoning",
+    "self_harm": "thoughts of suicide or self-harm: wants to die, does not want to live, plans "
+                 "or means to end their life",
+    "abuse": "abuse by someone: hit, pushed, threatened, locked in, left without food, money "
+             "taken",
+}
+
+
+class Answer(NamedTuple):
+    """An NLU answer as read (`read_answer`): names as the model gave them, null slots left out."""
+
+    intent: str | None
+    dialogue_act: str
+    slots: dict[str, Any]
+    safety: str | None = None
+
+
 # --- NLU: the answer type and its schema ---------------------------------------------------------
 
 
@@ -63,9 +86,11 @@ def reading_type(program: ir.Program) -> type:
                               rename={f"s{i}": s.name for i, s in enumerate(program.slots)})
     names = tuple(intent.name for intent in program.intents)
     intent: Any = Literal[names] | None if names else None  # type: ignore[valid-type]
+    safety: Any = Literal[ir.SAFETY_CATEGORIES] | None  # type: ignore[valid-type]
     return msgspec.defstruct("NLUReading", [("intent", intent),
                                             ("dialogue_act", Literal[ir.ACTS]),  # type: ignore
-                                            ("slots", slots, msgspec.field(default_factory=slots))],
+                                            ("slots", slots, msgspec.field(default_factory=slots)),
+                                            ("safety", safety, None)],
                              forbid_unknown_fields=True)
 
 
@@ -99,10 +124,11 @@ def nlu_schema(reading: type) -> dict:
     return inline(generated)
 
 
-def read_answer(content: str, reading: type) -> tuple[str | None, str, dict[str, Any]]:
-    """(intent, act, heard slots) from the model's answer; `ValueError` with msgspec's message
-    (`Invalid enum value 'x' - at $.intent`) when it breaks the type. A Markdown code fence
-    around the object is taken off; null slot values (nothing heard) are left out."""
+def read_answer(content: str, reading: type) -> Answer:
+    """(intent, act, heard slots, safety) from the model's answer; `ValueError` with msgspec's
+    message (`Invalid enum value 'x' - at $.intent`) when it breaks the type. A Markdown code
+    fence around the object is taken off; null slot values (nothing heard) are left out; an
+    answer without `safety` (a server that does not enforce the schema) is read as null."""
     text = _unfenced(content)
     try:
         value = msgspec.json.decode(text, type=reading)
@@ -114,7 +140,7 @@ def read_answer(content: str, reading: type) -> tuple[str | None, str, dict[str,
         item = getattr(slots_struct, field)
         if item is not None:
             heard[name] = item
-    return value.intent, value.dialogue_act, heard
+    return Answer(value.intent, value.dialogue_act, heard, value.safety)
 
 
 def strip_reasoning(text: str) -> str:
@@ -153,6 +179,14 @@ NLU_TASK = ("You read what the user just said in a conversation that follows a d
             "which slot values the user stated. Answer with one JSON object and nothing else.")
 ACT_SECTION = "## Dialogue acts (exactly one)\n" + "\n".join(
     f"- {act}: {meaning}" for act, meaning in ACT_MEANINGS.items())
+SAFETY_SECTION = ("## Safety (always check, at every node)\nSet \"safety\" when the message says "
+                  "the user, or someone with them, is in danger now:\n" + "\n".join(
+                      f"- {c}: {m}" for c, m in SAFETY_MEANINGS.items()) +
+                  "\nOtherwise null. Figures of speech that only exaggerate are not danger "
+                  "(\"배고파 죽겠다\", \"웃겨 죽겠어\", \"I'm dying to see you\"), nor is news about "
+                  "others. When you are unsure whether it is an emergency, choose the category: "
+                  "a false alarm costs less than a missed one. Safety comes before the node's "
+                  "purpose.")
 
 
 def nlu_messages(program: ir.Program, node: ir.Node, history: list[HistoryEntry], text: str,
@@ -167,7 +201,8 @@ def nlu_head(program: ir.Program, node: ir.Node) -> str:
     """The part of the NLU system prompt that is the same every turn at `node`: the task,
     the designer's guidance, the node, intents, acts and slots."""
     sections = [NLU_TASK, program.prompt_nlu.strip(), _node_section(program, node),
-                _intent_section(program), ACT_SECTION, _slot_section(program, node)]
+                _intent_section(program), ACT_SECTION, _slot_section(program, node),
+                SAFETY_SECTION]
     return "\n\n".join(s for s in sections if s)
 
 
@@ -241,7 +276,8 @@ def nlu_format(program: ir.Program, schema: dict, enforced: bool) -> str:
                                               if names else "null")
             + ', "dialogue_act": ' + " | ".join(f'"{a}"' for a in ir.ACTS)
             + ', "slots": {' + ", ".join(f'"{s.name}": value or null' for s in program.slots)
-            + "}}\nUse only the names above. Do not guess values the user did not say.")
+            + '}, "safety": ' + " | ".join(f'"{c}"' for c in ir.SAFETY_CATEGORIES) + " | null"
+            + "}\nUse only the names above. Do not guess values the user did not say.")
     if not enforced:
         text += "\nThe object must match this JSON schema:\n" + json.dumps(
             schema, ensure_ascii=False, separators=(",", ":"))
@@ -294,6 +330,10 @@ SITUATIONS = {
               "goodbye or wrap up; pick the conversation up with this node's purpose.",
     "complete": "The conversation ends with this reply: take leave in one or two short "
                 "sentences. Do not ask anything.",
+    "safety": "The user may be in danger (see Safety below). Put their safety first: give the "
+              "help this node's purpose and the reference sentence give, with the number to "
+              "call, calmly and in a few short sentences. Do not change the subject, do not "
+              "ask about anything else, do not take leave.",
 }
 CONTINUE_PURPOSE = ("Keep the conversation going with the user; this node's closing words do "
                     "not apply to this turn.")
@@ -308,7 +348,7 @@ ACT_GUIDANCE = {
     "silence": "The user has been silent: be gentle and do not press.",
     "null": "The user's last message could not be understood: do not pretend you understood it.",
 }
-_NO_SLOTS = frozenset(("closing", "continue", "complete"))  # situations that ask for nothing
+_NO_SLOTS = frozenset(("closing", "continue", "complete", "safety"))  # they ask for nothing
 
 
 class Part(NamedTuple):
@@ -330,6 +370,8 @@ def speaker(runtime: Runtime, decision: Decision) -> NodeTable:
 def situation(runtime: Runtime, decision: Decision) -> str:
     """The key of `SITUATIONS` for a decision."""
     kind, table = decision.kind, speaker(runtime, decision)
+    if decision.tier == "safety":  # first, whatever the node (an end node's help too)
+        return "safety"
     if kind == COMPLETE:
         return "complete"
     if kind == FALLBACK:
@@ -357,12 +399,18 @@ def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
     parts.append(Part("node", f"You speak for node {title}."))
     if where == "complete":
         pass  # a node's purpose may ask things; the last words ask nothing
+    elif where == "safety":  # the safety node's purpose is the help, at an end node too
+        parts.append(Part("purpose", "Purpose: " + table.node.description))
     elif table.is_end and where != "closing":  # a closing node's purpose is only for closing
         parts.append(Part("purpose", "Purpose: " + CONTINUE_PURPOSE))
     else:
         parts.append(Part("purpose", "Purpose: " + table.node.description))
     parts.append(Part("decision", _decision_line(runtime, decision)))
     parts.append(Part("situation", SITUATIONS[where]))
+    category = safety_of(decision)
+    if where == "safety" and category is not None:
+        parts.append(Part("safety", f"Safety: the user's message suggests {category}: "
+                                    f"{SAFETY_MEANINGS[category]}."))
     act = ir.ACTS[decision.act]
     if decision.kind not in (OPEN, FALLBACK) and act in ACT_GUIDANCE:
         parts.append(Part("act", ACT_GUIDANCE[act]))

@@ -25,11 +25,12 @@ from .. import __version__
 from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
+from .alerts import Alerts
 from .design import Designer
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
 from .logs import RequestLog, stamp
-from .metrics import CONTENT_TYPE, Metrics
+from .metrics import CONTENT_TYPE, SAFETY_PREFIX, Metrics
 from .openapi import document
 from .registry import Registry, load_scenarios
 from .sessions import Plugins, Sessions
@@ -38,6 +39,7 @@ CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
 READY_TIMEOUT = 2.0
 PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key
+ALERT_DRAIN_SECONDS = 5.0  # at shutdown, how long alerts in flight may still be sent
 
 
 class ServeConfig(msgspec.Struct, kw_only=True):
@@ -93,6 +95,7 @@ class ServiceApp:
         self.api_key = key.strip().encode() if key else None
         self.plugins = make_plugins(config, self.log)
         self.designer = Designer()
+        self.alerts = Alerts(config.alert_url, self.alert_result) if config.alert_url else None
         self.store: RecordStore | None = None
         self.registry: Registry | None = None
         self.sessions: Sessions | None = None
@@ -186,6 +189,8 @@ class ServiceApp:
     async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self.alerts is not None:
+            await self.alerts.drain(ALERT_DRAIN_SECONDS)
         if self.store is not None:
             await self.store.close()
         self.log.flush()
@@ -200,8 +205,28 @@ class ServiceApp:
                 self.metrics.store_errors.inc()
                 self.log.event("warning", "cannot sweep expired sessions", error=str(error))
 
-    def on_turn(self, scenario: str, result: Any, seconds: float) -> None:
+    def on_turn(self, scenario: str, session_id: str, result: Any, seconds: float) -> None:
         self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
+        if result.reason.startswith(SAFETY_PREFIX):
+            self.safety_event(scenario, session_id, result)
+
+    def safety_event(self, scenario: str, session_id: str, result: Any) -> None:
+        """SPEC 10: a warning line with the session and the category (never the text), and
+        the POST to --alert-url in the background."""
+        event = {"event": "safety", "category": result.reason.removeprefix(SAFETY_PREFIX),
+                 "session_id": session_id, "scenario": scenario, "node": result.node,
+                 "next_node": result.next_node, "time": stamp(time.time())}
+        self.log.event("warning", "safety event", **{k: v for k, v in event.items()
+                                                     if k not in ("event", "time")})
+        if self.alerts is not None:
+            self.alerts.send(event)
+
+    def alert_result(self, outcome: str, event: dict) -> None:
+        self.metrics.alerts.labels(outcome).inc()
+        if outcome == "failed":
+            self.log.event("warning", "safety alert not delivered", url=self.alerts.url,
+                           session_id=event["session_id"], category=event["category"],
+                           error=event["error"])
 
     # --- endpoints ------------------------------------------------------------------------
 

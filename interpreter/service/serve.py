@@ -22,6 +22,7 @@ import msgspec
 
 from ..cli.plugins import InputError, llm_settings
 from ..stores.records import StoreError, StoreURLError, open_store
+from .alerts import AlertURLError, check_url
 from .app import CONFIG_ENV, ServeConfig
 from .logs import RequestLog, uvicorn_log_config
 from .metrics import MULTIPROC_ENV
@@ -77,6 +78,11 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
     except RegistryError as error:
         raise InputError(str(error)) from None
     check_store(args.store, args.session_ttl, args.workers)
+    if args.alert_url is not None:
+        try:
+            check_url(args.alert_url)
+        except AlertURLError as error:
+            raise InputError(str(error)) from None
     llm = None
     if llm_settings(args) is not None:  # InputError when incomplete
         llm = {"url": args.llm_url, "model": args.llm_model, "api_key": args.llm_api_key,

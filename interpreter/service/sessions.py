@@ -148,7 +148,7 @@ def new_session_id() -> str:
 
 class Sessions:
     def __init__(self, store: RecordStore, registry: Registry, plugins: Plugins,
-                 on_turn: Callable[[str, TurnResult, float], None],
+                 on_turn: Callable[[str, str, TurnResult, float], None],
                  clock: Callable[[], float] = time.time):
         self.store, self.registry, self.plugins = store, registry, plugins
         self.on_turn = on_turn
@@ -231,7 +231,7 @@ class Sessions:
             except VersionConflict:
                 nlu = result._heard  # the same understanding, on the newer state
                 continue
-            self.on_turn(record.scenario, result, time.perf_counter() - started)
+            self.on_turn(record.scenario, session_id, result, time.perf_counter() - started)
             # the rules NLU and a request's `nlu` leave the source empty; the log says which
             source = result.nlu_source or ("request" if message.nlu is not None else "rules")
             note.update(node=result.node, reason=result.reason, nlu_source=source)

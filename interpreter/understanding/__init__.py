@@ -2,11 +2,12 @@
 
 `nlu` is the boundary the engine and every NLU share: the result, the context an NLU may
 read, the protocol, and the `scripted` NLU (the result comes with the input). `rules` is the
-built-in rules NLU over the dialogue-act `lexicon`. The LLM NLU lives with the other LLM
-plug-ins in `interpreter.llm`.
+built-in rules NLU over the dialogue-act `lexicon`. `safety` is the crisis detector that runs
+beside every NLU (SPEC 10), over the data of `safety_lexicon`. The LLM NLU lives with the
+other LLM plug-ins in `interpreter.llm`.
 
-May import: the core and this room. The core imports only `nlu`.
+May import: the core and this room. The core imports only `nlu` and `safety`.
 """
 
 ROOM = "plug-in"
-BOUNDARY = ("nlu",)
+BOUNDARY = ("nlu", "safety")

@@ -12,7 +12,7 @@ inform, undeclared intent -> null), so every NLU gets the same rules.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Annotated, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, Literal, Protocol
 
 import msgspec
 
@@ -23,10 +23,15 @@ if TYPE_CHECKING:
     from ..state import DialogueState
 
 
+Safety = Literal["medical_emergency", "self_harm", "abuse"]  # ir.SAFETY_CATEGORIES
+
+
 class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):
     """What an NLU heard. `dialogue_act` None means not understood (read as `null`).
     `source` says which NLU produced it and why, when that is worth a trace line ("llm",
-    "rules (llm fallback: timeout after 2.0 s)"); the routing never reads it."""
+    "rules (llm fallback: timeout after 2.0 s)"); the routing never reads it.
+    `safety`: a safety category (SPEC 10) when the NLU heard one; the engine merges it with
+    the detector's finding (`understanding.safety.merge`) before routing reads it."""
 
     intent: str | None = None
     dialogue_act: str | None = None
@@ -34,6 +39,7 @@ class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):
     confidence: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 1.0
     text: str = ""
     source: str = ""
+    safety: Safety | None = None
 
 
 class NLUContext(msgspec.Struct, frozen=True):

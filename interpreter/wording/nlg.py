@@ -7,6 +7,9 @@ After: the template NLG speaks for
   slot, else a common greeting;
 - a move: the TARGET node, the same way (a resume from a closing node is worded by the node
   it resumes to, never by the closing node's farewell);
+- a safety turn (SPEC 10): a move like any move (the target's `responses.default`: the help
+  the user needs), a hold the current node's `responses.default` again, whatever else holds
+  (an end node's farewell rule, the turn limit, a re-ask); no slot confirmation is asked;
 - a stay: the current node: a failed validation re-asks that slot; the turn limit uses
   `responses.turn_limit`; a required-slot gate re-asks the first missing slot; a fallback
   that reached routing uses the fallback wording; at an end node a stay never repeats the
@@ -99,7 +102,7 @@ class TemplateNLG:
         words = MESSAGES[runtime.language]
         body = self._body(decision, runtime, state, words) or words["continue"]
         pending = pending_confirmation(decision, state)
-        if pending is not None:
+        if pending is not None and decision.tier != "safety":  # help first, questions later
             return _confirm_question(runtime, pending, words) + " " + body
         return body
 
@@ -122,6 +125,8 @@ class TemplateNLG:
 
     def _stay(self, decision: Decision, runtime: Runtime, table: NodeTable,
               state: DialogueState, words: dict[str, str]) -> str:
+        if decision.tier == "safety":  # a hold keeps helping: the node's help again
+            return self._speak_for(runtime, table, state, words) or words["continue"]
         invalid = decision.slot_update.invalid if decision.slot_update is not None else ()
         if invalid:
             return words["invalid"] + " " + _ask(runtime, invalid[0], words)

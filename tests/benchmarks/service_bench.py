@@ -543,7 +543,7 @@ class ServiceTurns:
         loop.run_until_complete(registry.publish())
         metrics = Metrics()
 
-        def on_turn(scenario: str, result, seconds: float) -> None:  # as ServiceApp.on_turn
+        def on_turn(scenario: str, session_id: str, result, seconds: float) -> None:  # as ServiceApp
             metrics.turn(scenario, result.reason, seconds, result.nlu_source)
 
         self.sessions = Sessions(self.store, registry,

@@ -1,0 +1,323 @@
+"""Safety (SPEC 10): the deterministic detector of crisis expressions beside the NLU.
+
+In: at construction, a program's `safety.patterns` as (category, regex) pairs (`Detector`,
+or `detector_for(program)`); then, per user turn, the raw text. Out: `detect(text)`, the
+category of the first crisis expression found (`CATEGORIES` order) or None; `findings(text)`,
+every expression that counted, with where it came from (the audit trail: an entry name of
+`safety_lexicon.ENTRIES`, or `safety.patterns[i]`).
+After: the same text always gives the same answer (no model, no clock, no state), nothing
+raises on any text, and a call reads at most `MAX_DETECT_CHARS` characters (`patterns.
+MAX_SEARCH_CHARS` for the scenario's patterns).
+
+What counts (the tables and their reading rules are in `safety_lexicon`, which is data only):
+the text is normalised (NFC, lower case, punctuation out) into a spaced form (English) and a
+compact form without spaces (Korean, so spacing and particles glued or apart read alike);
+spellings are folded (`FOLDS`); idioms are masked (`IDIOMS`); then every entry of the
+lexicon is tried, and a match counts unless a negation cancels it (`NEGATABLE`, `HEDGED`).
+A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
+`interpreter.patterns`, as for intent patterns): searched, case-insensitive, in the raw text;
+they only add, and no negation or idiom rule applies to them (write it into the pattern).
+
+`merge(detected, said)`: the detector's finding is kept; what an NLU said (an LLM, a
+scripted result) is added only when the detector found nothing. So no NLU can remove a
+finding.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from re import _constants as _c, _parser as _sre  # the parser `re` itself uses
+from typing import Any, NamedTuple, Sequence
+
+from .. import patterns
+from ..fields import SAFETY_CATEGORIES
+from . import safety_lexicon as lex
+
+CATEGORIES: tuple[str, ...] = SAFETY_CATEGORIES  # ("medical_emergency", "self_harm", "abuse")
+NONE = "none"  # `nlu.safety` when nothing was found
+MAX_DETECT_CHARS = 2000  # the lexicon reads the first characters of a message only
+
+_SPACING = re.compile(r"[\W_]+")
+_LATIN = re.compile(r"[a-z]")
+_APOSTROPHES = str.maketrans("", "", "'’‘`")
+_NEGATORS = frozenset(("no", "not", "never", "dont", "doesnt", "didnt", "isnt", "wasnt",
+                       "arent", "werent", "havent", "hasnt", "hadnt", "without", "nobody",
+                       "wont", "nothing"))
+# A negation right after a Korean match: "-지 않", "-진 않", "-지는 않", "은 없", "건 아니",
+# "적은 없".
+_NEG_AFTER = re.compile(
+    r"(?:지|진|지는|지도|지가|지를)(?:않|안|아니|말|못)|(?:은|는|이|가|도|을|를)?(?:없|아니)"
+    r"|(?:은|는)?(?:건|게|거|것은|것이|것)(?:아니|없)|(?:ㄴ|은|는)?(?:적|일)(?:은|이|도)?(?:한번도)?(?:없|아니)")
+# ... followed by "but ..." (a hedge, for HEDGED entries): "않은데 너무 힘들어요".
+_HEDGE_KO = re.compile(r"[가-힣]{0,3}?(?:은데|는데|지만|근데|그런데|하지만|그렇지만)(?=[가-힣]{2})")
+_HEDGE_EN = re.compile(r"\b(?:but|though|although|yet|except)\b")
+
+
+class Finding(NamedTuple):
+    """One expression that counted: its category, where it came from (`lexicon` or
+    `scenario`), its name (the lexicon entry, or `safety.patterns[i]`) and what it matched."""
+
+    category: str
+    source: str
+    name: str
+    matched: str
+
+
+class _Entry(NamedTuple):
+    name: str
+    category: str
+    script: str  # "ko" (compact form) or "en" (spaced form)
+    regex: re.Pattern
+    rule: str
+
+
+class _Lexicon(NamedTuple):
+    entries: tuple[_Entry, ...]
+    anchors_ko: re.Pattern  # literals one of which every match of every ko entry contains
+    anchors_en: re.Pattern
+    any_ko: re.Pattern  # every ko entry at once: a text that matches none is done at once
+    any_en: re.Pattern
+    idioms_ko: re.Pattern | None
+    idioms_en: re.Pattern | None
+    folds: re.Pattern
+    fold_to: dict[str, str]
+
+
+@functools.cache
+def lexicon() -> _Lexicon:
+    """The lexicon compiled, once per process, on first use (not at import: `mgi` starts
+    without paying for it)."""
+    entries = tuple(_Entry(name, category, script, re.compile(pattern), rule)
+                    for name, category, script, pattern, rule in lex.ENTRIES)
+    order = [CATEGORIES.index(e.category) for e in entries]
+    if order != sorted(order):  # `detect` stops at the first finding: the most urgent
+        raise ValueError("safety_lexicon.ENTRIES must list its categories in CATEGORIES order")
+
+    def joined(items: list[str]) -> re.Pattern | None:
+        return re.compile("|".join(f"(?:{p})" for p in items)) if items else None
+    ko = [p for _, _, script, p, _ in lex.ENTRIES if script == "ko"]
+    en = [p for _, _, script, p, _ in lex.ENTRIES if script == "en"]
+    folds = re.compile("|".join(re.escape(a) for a, _ in lex.FOLDS))
+    anchors = {"ko": set(), "en": set()}
+    for _, _, script, pattern, _ in lex.ENTRIES:
+        anchors[script] |= required_literals(pattern)
+    return _Lexicon(entries, re.compile(_trie(anchors["ko"])), re.compile(_trie(anchors["en"])),
+                    joined(ko), joined(en),
+                    joined([p for _, script, p in lex.IDIOMS if script == "ko"]),
+                    joined([p for _, script, p in lex.IDIOMS if script == "en"]),
+                    folds, dict(lex.FOLDS))
+
+
+def required_literals(pattern: str) -> frozenset[str]:
+    """Literal strings one of which every match of `pattern` contains (read from the parse
+    `re` itself uses): the detector's first, cheap test. `ValueError` when there are none
+    (an entry must have some; tested)."""
+    found = _required(_sre.parse(pattern).data)
+    if not found or "" in found:
+        raise ValueError(f"safety pattern {pattern!r} has no literal every match contains")
+    return found
+
+
+def _trie(words: set[str]) -> str:
+    """A regex matching any of `words`, factored by first characters (a trie), so `re`
+    tests one character per branch instead of every word."""
+    if "" in words:
+        return ""  # a word ends here: matching it is enough (a search, not a fullmatch)
+    heads: dict[str, set[str]] = {}
+    for word in words:
+        heads.setdefault(word[0], set()).add(word[1:])
+    branches = [re.escape(head) + (f"(?:{rest})" if "|" in (rest := _trie(tails)) else rest)
+                for head, tails in sorted(heads.items())]
+    return "|".join(branches)
+
+
+_RUNS_CAP = 64  # strings a run of literals may spell at most (beyond it, the run is cut)
+
+
+def _literal(items: Any) -> str | None:
+    """The text of a parsed sequence made of literals only, else None."""
+    if all(op is _c.LITERAL for op, _ in items):
+        return "".join(chr(av) for _, av in items)
+    return None
+
+
+def _spelled(items: Any) -> list[str] | None:
+    """The texts a parsed sequence of literals, or one literal alternation or set, can spell."""
+    whole = _literal(items)
+    if whole is not None:
+        return [whole]
+    if len(items) == 1 and items[0][0] is _c.BRANCH:
+        found = [_literal(alt.data) for alt in items[0][1][1]]
+        return None if None in found else found
+    if len(items) == 1 and items[0][0] is _c.IN and all(k is _c.LITERAL for k, _ in items[0][1]):
+        return [chr(v) for _, v in items[0][1]]
+    return None
+
+
+def _required(items: Any) -> frozenset[str] | None:
+    """For a parsed sequence: the best set of literals one of which every match contains
+    (longest shortest member first, then the later part of the sequence: the verb ends a
+    Korean phrase), or None when nothing is required."""
+    best: tuple | None = None
+    runs = {""}
+
+    def consider(found: Any, position: int) -> None:
+        nonlocal best
+        if found:
+            score = (min(map(len, found)), position, -len(found))
+            if best is None or score > best[0]:
+                best = (score, frozenset(found))
+
+    for position, (op, av) in enumerate(items):
+        spelled = None
+        if op is _c.LITERAL:
+            spelled = [chr(av)]
+        elif op is _c.IN and all(kind is _c.LITERAL for kind, _ in av):
+            spelled = [chr(v) for _, v in av]
+        elif op is _c.BRANCH:
+            spelled = [_literal(alt.data) for alt in av[1]]
+            spelled = None if None in spelled else spelled
+        elif op is _c.MAX_REPEAT and av[0] == 0 and av[1] == 1:  # `(?:을|를)?`: with or without
+            spelled = _spelled(av[2].data)
+            spelled = None if spelled is None else ["", *spelled]
+        if spelled is not None and len(runs) * len(spelled) <= _RUNS_CAP:
+            runs = {run + piece for run in runs for piece in spelled}
+            continue
+        if runs != {""}:
+            consider(runs, position)
+        runs = {""}
+        if op is _c.BRANCH:
+            parts = [_required(alt.data) for alt in av[1]]
+            if None not in parts:
+                consider(frozenset().union(*parts), position)
+        elif op is _c.SUBPATTERN:
+            consider(_required(av[-1].data), position)
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] >= 1:
+            consider(_required(av[2].data), position)
+    if runs != {""}:
+        consider(runs, len(items))
+    return None if best is None else best[1]
+
+
+def normalise(text: str) -> tuple[str, str]:
+    """(spaced, compact) forms of the first `MAX_DETECT_CHARS` characters of `text`, folded
+    and with the idioms masked: what the lexicon reads."""
+    spaced, compact = _forms(text)
+    return _mask(spaced, compact)
+
+
+def _forms(text: str) -> tuple[str, str]:
+    """(spaced, compact), folded, not masked."""
+    lowered = text[:MAX_DETECT_CHARS].lower()
+    if not lowered.isascii() and not unicodedata.is_normalized("NFC", lowered):
+        lowered = unicodedata.normalize("NFC", lowered)
+    spaced = _SPACING.sub(" ", lowered.translate(_APOSTROPHES)).strip()
+    compact = spaced.replace(" ", "")
+    if not compact.isascii():
+        table = lexicon()
+        compact = table.folds.sub(lambda m: table.fold_to[m.group()], compact)
+    return spaced, compact
+
+
+def _mask(spaced: str, compact: str) -> tuple[str, str]:
+    table = lexicon()
+    if table.idioms_ko is not None and not compact.isascii():
+        compact = table.idioms_ko.sub(_masked, compact)
+    if table.idioms_en is not None and _LATIN.search(spaced):
+        spaced = table.idioms_en.sub(_masked, spaced)
+    return spaced, compact
+
+
+def _masked(match: re.Match) -> str:
+    return "#" * len(match.group())
+
+
+def _counts(entry: _Entry, text: str, match: re.Match) -> bool:
+    """Whether a match of `entry` in `text` counts: not cancelled by a negation, unless a
+    HEDGED entry's negation goes on with "but ..."."""
+    if entry.script == "ko":
+        negation = _NEG_AFTER.match(text, match.end())
+        if negation is None:
+            return True
+        return entry.rule == lex.HEDGED and _HEDGE_KO.match(text, negation.end()) is not None
+    before = text[:match.start()].split()[-3:]
+    if not _NEGATORS.intersection(before):
+        return True
+    return entry.rule == lex.HEDGED and _HEDGE_EN.search(text, match.end()) is not None
+
+
+class Detector:
+    """The built-in lexicon plus one program's `safety.patterns`; built once per program
+    (`Runtime.safety`), shared by every session, thread-safe (it holds no state)."""
+
+    def __init__(self, scenario_patterns: Sequence[tuple[str, str]] = ()):
+        compiled = []
+        for category, pattern in scenario_patterns:
+            if category not in CATEGORIES:
+                raise ValueError(f"unknown safety category {category!r}")
+            compiled.append((category, patterns.compile_pattern(pattern, patterns.INTENT)))
+        self.scenario_patterns: tuple[tuple[str, re.Pattern], ...] = tuple(compiled)
+
+    def detect(self, text: str) -> str | None:
+        """The category of the first crisis expression in `text` (in `CATEGORIES` order:
+        the most urgent help first), or None."""
+        found = self._found(text, first=True)
+        return found[0].category if found else None
+
+    def findings(self, text: str) -> list[Finding]:
+        """Every expression that counted in `text`, lexicon first, in table order."""
+        return self._found(text, first=False)
+
+    def _found(self, text: str, first: bool) -> list[Finding]:
+        if not isinstance(text, str) or not text or text.isspace():
+            return []
+        table = lexicon()
+        spaced, compact = _forms(text)
+        # Masking only ever removes matches (no pattern looks around), so a text no entry
+        # matches unmasked is done without masking it.
+        hit_ko = table.anchors_ko.search(compact) is not None and \
+            table.any_ko.search(compact) is not None
+        hit_en = _LATIN.search(spaced) is not None and table.anchors_en.search(spaced) is not None \
+            and table.any_en.search(spaced) is not None
+        found: list[Finding] = []
+        if hit_ko or hit_en:
+            spaced, compact = _mask(spaced, compact)
+            for entry in table.entries:
+                if (entry.script == "ko" and not hit_ko) or (entry.script == "en" and not hit_en):
+                    continue
+                form = compact if entry.script == "ko" else spaced
+                if first and found:
+                    break  # the entries go from the most urgent category down
+                for match in entry.regex.finditer(form):
+                    if _counts(entry, form, match):
+                        found.append(Finding(entry.category, "lexicon", entry.name,
+                                             match.group()))
+                        break
+        if self.scenario_patterns:
+            searched = patterns.searched(text)
+            for i, (category, regex) in enumerate(self.scenario_patterns):
+                if first and found and CATEGORIES.index(category) >= \
+                        CATEGORIES.index(found[0].category):
+                    continue  # cannot change the answer
+                match = regex.search(searched)
+                if match is not None:
+                    found.append(Finding(category, "scenario", f"safety.patterns[{i}]",
+                                         match.group()))
+        if first and found:
+            return [min(found, key=lambda f: CATEGORIES.index(f.category))]
+        return found
+
+
+def detector_for(program: Any) -> Detector:
+    """The detector of a program (`ir.Program.safety_patterns`)."""
+    return Detector([(p.category, p.pattern) for p in getattr(program, "safety_patterns", ())])
+
+
+def merge(detected: str | None, said: Any) -> str | None:
+    """The turn's category: the detector's when it found one, else the NLU's when it named a
+    category (anything else an NLU says is read as nothing)."""
+    if detected is not None:
+        return detected
+    return said if said in CATEGORIES else None
