@@ -600,7 +600,8 @@ class LangGraphRouter:
             from langgraph.checkpoint.memory import MemorySaver as Saver
 
         builder = StateGraph(ChatState)
-        params = {node["id"]: NodeParams(node) for node in SCENARIO["graph"]["nodes"]}
+        params = {node["id"]: NodeParams(node) for node in SCENARIO["graph"]["nodes"]
+                  if node["id"] in RULES}  # the flow's nodes (the safety nodes are not in it)
         builder.add_node("opening", self._opening)
         for node_id, p in params.items():
             builder.add_node(node_id, self._node_function(p))
