@@ -99,10 +99,6 @@ LABELS = {"mgi": "mgi engine (memory store)",
 # --- 1. per-turn cost ------------------------------------------------------------------------
 
 
-def percentile(ordered: list, q: float):
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def timer_overhead_ns() -> float:
     clock = time.perf_counter_ns
     samples = []
@@ -110,21 +106,6 @@ def timer_overhead_ns() -> float:
         start = clock()
         samples.append(clock() - start)
     return statistics.median(samples)
-
-
-def time_sessions(runner, count: int, prefix: str, samples: dict[str, list[int]]) -> None:
-    """`count` sessions of each script; every user turn timed alone."""
-    clock = time.perf_counter_ns
-    turn = runner.turn
-    for k in range(count):
-        for script_name, script in peers.SCRIPTS.items():
-            session_id = f"{prefix}-{k}-{script_name}"
-            runner.start(session_id)
-            bucket = samples[script_name]
-            for text, nlu in script:
-                start = clock()
-                turn(session_id, text, nlu)
-                bucket.append(clock() - start)
 
 
 def per_turn(cfg: dict, runtime) -> dict:
@@ -143,7 +124,7 @@ def per_turn(cfg: dict, runtime) -> dict:
     counts = {name: cfg["langgraph_sessions"] if name == "langgraph" else cfg["sessions"]
               for name in pool}
     for name, runner in pool.items():  # warm-up (not kept)
-        time_sessions(runner, max(1, counts[name] // 4), f"warm-{name}",
+        peers.time_sessions(runner, max(1, counts[name] // 4), f"warm-{name}",
                       {s: [] for s in peers.SCRIPTS})
     order = list(pool)
     round_medians: dict[str, list[float]] = {name: [] for name in pool}
@@ -152,7 +133,7 @@ def per_turn(cfg: dict, runtime) -> dict:
         for name in order[r % len(order):] + order[:r % len(order)]:
             gc.collect()
             this_round = {s: [] for s in peers.SCRIPTS}
-            time_sessions(pool[name], counts[name], f"r{r}", this_round)
+            peers.time_sessions(pool[name], counts[name], f"r{r}", this_round)
             for script_name, values in this_round.items():
                 samples[name][script_name].extend(values)
             round_medians[name].append(
@@ -168,7 +149,7 @@ def per_turn(cfg: dict, runtime) -> dict:
             "sessions_per_script": counts[name] * cfg["rounds"],
             "turns_timed": len(everything),
             "median_us": round(statistics.median(everything) / 1000, 2),
-            "p90_us": round(percentile(everything, 0.9) / 1000, 2),
+            "p90_us": round(peers.percentile(everything, 0.9) / 1000, 2),
             "mean_us": round(statistics.fmean(everything) / 1000, 2),
             "median_us_by_script": {s: round(statistics.median(v) / 1000, 2)
                                     for s, v in samples[name].items()},
@@ -206,7 +187,7 @@ def rules_turn(cfg: dict, runtime) -> dict:
     samples, size = rules_turns(runtime, cfg["rules_sessions"])
     ordered = sorted(samples)
     return {"median_us": round(statistics.median(ordered) / 1000, 2),
-            "p90_us": round(percentile(ordered, 0.9) / 1000, 2), "turns_timed": len(ordered),
+            "p90_us": round(peers.percentile(ordered, 0.9) / 1000, 2), "turns_timed": len(ordered),
             "session_bytes_after_script": size}
 
 

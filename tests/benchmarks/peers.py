@@ -36,6 +36,7 @@ import functools
 import itertools
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, TypedDict
 
@@ -734,3 +735,24 @@ if __name__ == "__main__":  # print the sequences and the check
             print(f"  {i:2} {node:22} -> {str(nxt):22} {reason}{'  (complete)' if complete else ''}")
     problems = check_same(runners)
     print("\n".join(problems) if problems else f"all {len(runners)} agree on both scripts")
+
+
+# --- timing (bench.py and service_bench.py) ---------------------------------------------
+
+def percentile(ordered: list, q: float):
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def time_sessions(runner, count: int, prefix: str, samples: dict[str, list[int]]) -> None:
+    """`count` sessions of each script; every user turn timed alone."""
+    clock = time.perf_counter_ns
+    turn = runner.turn
+    for k in range(count):
+        for script_name, script in SCRIPTS.items():
+            session_id = f"{prefix}-{k}-{script_name}"
+            runner.start(session_id)
+            bucket = samples[script_name]
+            for text, nlu in script:
+                start = clock()
+                turn(session_id, text, nlu)
+                bucket.append(clock() - start)

@@ -583,7 +583,17 @@ class ServiceTurns:
         self.loop.run_until_complete(self.store.close())
 
 
-class EngineTurns(peers.EngineRunner):
+class Timed:
+    """`time_sessions` into one flat list, for runners with a plain `start` and `turn`."""
+
+    def time_sessions(self, count: int, prefix: str, samples: list) -> None:
+        by_script: dict[str, list[int]] = {name: [] for name in peers.SCRIPTS}
+        peers.time_sessions(self, count, prefix, by_script)
+        for values in by_script.values():
+            samples.extend(values)
+
+
+class EngineTurns(Timed, peers.EngineRunner):
     """mgi's engine with its own `SessionStore` on SQLite (`SQLiteSessionStore`: a get and a
     compare-and-set per turn, committed before the turn returns): the durable turn the
     issue compares with LangGraph's."""
@@ -596,22 +606,11 @@ class EngineTurns(peers.EngineRunner):
         super().__init__(runtime, SQLiteSessionStore(str(path), synchronous=synchronous))
         self.durability = durability_of(self.store._conn)
 
-    def time_sessions(self, count: int, prefix: str, samples: list) -> None:
-        clock, turn = time.perf_counter_ns, self.engine.turn
-        for k in range(count):
-            for script_name, script in peers.SCRIPTS.items():
-                session_id = f"{prefix}-{k}-{script_name}"
-                self.engine.start(session_id)
-                for text, nlu in script:
-                    start = clock()
-                    turn(session_id, text, nlu)
-                    samples.append(clock() - start)
-
     def close(self) -> None:
         self.store.close()
 
 
-class LangGraphTurns:
+class LangGraphTurns(Timed):
     """LangGraph's `invoke` with SqliteSaver on a file, one per user turn."""
 
     name = "langgraph"
@@ -628,17 +627,6 @@ class LangGraphTurns:
     def turn(self, session_id: str, text: str, nlu: dict | None) -> tuple:
         return self.router.turn(session_id, text, nlu)
 
-    def time_sessions(self, count: int, prefix: str, samples: list) -> None:
-        clock, turn = time.perf_counter_ns, self.router.turn
-        for k in range(count):
-            for script_name, script in peers.SCRIPTS.items():
-                session_id = f"{prefix}-{k}-{script_name}"
-                self.router.start(session_id)
-                for text, nlu in script:
-                    start = clock()
-                    turn(session_id, text, nlu)
-                    samples.append(clock() - start)
-
     def stored_bytes(self, session_id: str) -> int:
         one = self.connection.execute(
             "SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) FROM checkpoints "
@@ -650,10 +638,6 @@ class LangGraphTurns:
 
     def close(self) -> None:
         self.connection.close()
-
-
-def percentile(ordered: list, q: float):
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def in_process(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
@@ -691,7 +675,7 @@ def in_process(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
             figures[name] = {"durability": runners[name].durability,
                              "turns_timed": len(ordered),
                              "median_us": round(statistics.median(ordered) / 1000, 2),
-                             "p90_us": round(percentile(ordered, 0.9) / 1000, 2)}
+                             "p90_us": round(peers.percentile(ordered, 0.9) / 1000, 2)}
         base = figures["mgi"]["median_us"]
         for name, f in figures.items():
             f["vs_mgi"] = round(f["median_us"] / base, 2)
