@@ -36,7 +36,7 @@ def safety_edges(program: ir.Program):
     """(target, label) for every safety rule: it fires first, from any node."""
     for rule in program.safety:
         name = f" {rule.name}" if rule.name else ""
-        yield program.nodes[rule.target].id, f"safety:{rule.category}{name} (first)"
+        yield program.nodes[rule.target].id, f"{ir.SAFETY_REASON}{rule.category}{name} (first)"
 
 
 def node_label(node: ir.Node) -> str:

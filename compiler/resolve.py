@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from interpreter import patterns
-from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, fits_int64
+from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, SAFETY_REASON, fits_int64
 
 from .condition_ast import Condition, Leaf, leaves
 from .conditions import lower_condition, print_condition
@@ -123,7 +123,7 @@ def check_safety(scenario: Scenario, ids: Names, diags: Diagnostics) -> list[Che
             seen[category] = path
         target = resolve_target(raw.target, join(path, "target"), ids, diags)
         if known and target is not None:
-            rule = CheckedTransition(path, f"safety:{category}", target,
+            rule = CheckedTransition(path, SAFETY_REASON + category, target,
                                      Leaf("nlu.safety", "equals", category), name=raw.name,
                                      display=f'nlu.safety == "{category}"')
             rules.append(rule)

@@ -36,6 +36,7 @@ SKILL_STATUSES: tuple[str, ...] = ("none", "ok", "failed", "timeout")
 # of `nlu.safety`: a category, or "none".
 SAFETY_CATEGORIES: tuple[str, ...] = ("medical_emergency", "self_harm", "abuse")
 SAFETY_VALUES: tuple[str, ...] = (*SAFETY_CATEGORIES, "none")
+SAFETY_REASON = "safety:"  # + the category: the reason code of the safety tier (SPEC 10)
 
 OPERATORS: tuple[str, ...] = (
     "equals", "not_equals", "in", "not_in",

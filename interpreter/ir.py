@@ -61,7 +61,7 @@ from . import patterns
 from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,  # noqa: F401
                      INTERNED_DOMAINS, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
-                     SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
+                     SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
                      TEXT_KINDS, VALUE_TYPES, FieldType,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem

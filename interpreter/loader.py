@@ -79,7 +79,7 @@ class SafetyRoute:
         self.category = rule.category
         self.target = rule.target
         self.source = rule.source
-        self.reason = "safety:" + rule.category
+        self.reason = ir.SAFETY_REASON + rule.category
         self.name = rule.name
 
 

@@ -200,15 +200,20 @@ def test_64_clients_on_one_session_through_two_servers_on_one_sqlite_file(served
     assert switches > 0
 
 
+def hammer_one_server(server: ServiceServer) -> None:
+    """CLIENTS clients on one session of `server`: one serial order, every answer 200."""
+    created = create(server, FOCUS)
+    results = hammer([server.port], created["session_id"])
+    status, final = view(server, created["session_id"])
+    assert status == 200
+    check_one_serial_order(results, created, final)
+
+
 def test_64_clients_on_one_session_through_two_workers_on_one_sqlite_file(served_irs, tmp_path):
     server = ServiceServer([served_irs], store=f"sqlite:{tmp_path / 'sessions.db'}",
                            extra=["--workers", "2"])
     with serving(server):
-        created = create(server, FOCUS)
-        results = hammer([server.port], created["session_id"])
-        status, final = view(server, created["session_id"])
-        assert status == 200
-        check_one_serial_order(results, created, final)
+        hammer_one_server(server)
         workers = turns_by_worker(server)
         assert sum(workers.values()) == CLIENTS * EACH
         # which worker accepts a connection is the kernel's choice, so one may get them all;
@@ -219,11 +224,7 @@ def test_64_clients_on_one_session_through_two_workers_on_one_sqlite_file(served
 def test_64_clients_on_one_session_in_memory(served_irs):
     server = ServiceServer([served_irs], store="memory:")
     with serving(server):
-        created = create(server, FOCUS)
-        results = hammer([server.port], created["session_id"])
-        status, final = view(server, created["session_id"])
-        assert status == 200
-        check_one_serial_order(results, created, final)
+        hammer_one_server(server)
 
 
 # --- message ids: a replay runs nothing -----------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from .. import __version__
+from ..ir import SAFETY_REASON
 from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
@@ -30,7 +31,7 @@ from .design import Designer
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
 from .logs import RequestLog, stamp
-from .metrics import CONTENT_TYPE, SAFETY_PREFIX, Metrics
+from .metrics import CONTENT_TYPE, Metrics
 from .openapi import document
 from .registry import Registry, load_scenarios
 from .sessions import Plugins, Sessions
@@ -207,13 +208,15 @@ class ServiceApp:
 
     def on_turn(self, scenario: str, session_id: str, result: Any, seconds: float) -> None:
         self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
-        if result.reason.startswith(SAFETY_PREFIX):
+        if result.reason.startswith(SAFETY_REASON):
             self.safety_event(scenario, session_id, result)
 
     def safety_event(self, scenario: str, session_id: str, result: Any) -> None:
         """SPEC 10: a warning line with the session and the category (never the text), and
         the POST to --alert-url in the background."""
-        event = {"event": "safety", "category": result.reason.removeprefix(SAFETY_PREFIX),
+        category = result.reason.removeprefix(SAFETY_REASON)
+        self.metrics.safety.labels(scenario, category).inc()
+        event = {"event": "safety", "category": category,
                  "session_id": session_id, "scenario": scenario, "node": result.node,
                  "next_node": result.next_node, "time": stamp(time.time())}
         self.log.event("warning", "safety event", **{k: v for k, v in event.items()

@@ -16,7 +16,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, multiprocess
 from ..llm.client import read_fallback_source
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-SAFETY_PREFIX = "safety:"  # the reason code of a turn routed by a safety rule (SPEC 10)
 CONTENT_TYPE = CONTENT_TYPE_LATEST.encode()
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
                    10, 30)
@@ -50,8 +49,6 @@ class Metrics:
         self.latency.observe(seconds)
         if nlu_source and read_fallback_source(nlu_source) is not None:
             self.llm_fallbacks.labels(scenario).inc()
-        if reason.startswith(SAFETY_PREFIX):
-            self.safety.labels(scenario, reason.removeprefix(SAFETY_PREFIX)).inc()
 
     def render(self) -> bytes:
         if os.environ.get(MULTIPROC_ENV):
