@@ -401,6 +401,7 @@ class SQLiteSessionStore:
 
     def __init__(self, path: str, ttl: float = DEFAULT_TTL, synchronous: str = "normal"):
         self._store = SQLiteRecordStore(path, ttl, synchronous)  # opens and sets up the file
+        self._store._fast.close()  # its event-loop connection: this store has no loop
         self.ttl = ttl
         self._conn = self._store._connect(BUSY_SECONDS)
 
@@ -421,4 +422,3 @@ class SQLiteSessionStore:
 
     def close(self) -> None:
         self._conn.close()
-        self._store._fast.close()
