@@ -42,7 +42,7 @@ from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SAFETY_VALUES, SKIL
 from .condition_ast import And, Condition, Not, leaves
 from .diagnostics import Diagnostics, join
 from .resolve import CheckedTransition, Model
-from .satisfiability import Domain, field_domains, satisfiable
+from .satisfiability import Domain, entry_domains, field_domains, satisfiable
 
 
 NODE_DEPENDENT = ("system.current_node", "system.conversation_resuming")
@@ -71,6 +71,7 @@ def analyse(model: Model, diags: Diagnostics) -> Analysis:
                      hint="mark the closing node \"terminal\": true, or give a node no outgoing transition")
     else:
         check_traps(model, end_kind, domains, diags)
+    check_transient_cycles(model, diags)
     check_reachability(model, static_degree, full, reachable, diags)
     check_shadowed(model, diags)
     check_unconditional_cycles(model, diags)
@@ -101,9 +102,13 @@ def end_nodes(model: Model, static: nx.DiGraph) -> dict[str, int]:
 
 def domains_of(model: Model) -> dict[str, Domain]:
     scenario = model.scenario
-    kinds = {n: (s.value_type, s.values if isinstance(s.values, list) else ())
+    kinds = {"slots." + n: (s.value_type, s.values if isinstance(s.values, list) else ())
              for n, s in scenario.slots.items()}
-    bounds = {n: (s.min, s.max) for n, s in scenario.slots.items()}
+    bounds = {"slots." + n: (s.min, s.max) for n, s in scenario.slots.items()}
+    for name, item in scenario.profile.items():  # SPEC 8.1: read like slots
+        kinds["profile." + name] = (item.value_type,
+                                    item.values if isinstance(item.values, list) else ())
+        bounds["profile." + name] = (item.min, item.max)
     routed = {rule.label.partition(":")[2] for rule in model.safety}
     safety = tuple(v for v in SAFETY_VALUES if v not in routed)
     return field_domains(kinds, scenario.intents, model.node_ids, ACTS, SKILL_STATUSES, bounds,
@@ -124,10 +129,17 @@ def check_conditions(model: Model, end_kind: dict, domains: dict, diags: Diagnos
     """W404: a condition that can never be true where it is evaluated. Scenarios repeat their
     conditions, so a verdict that does not depend on the node is computed once per text."""
     verdicts: dict[bytes, bool | None] = {}  # None: depends on the node
+    fresh = entry_domains(domains)
     for checked in model.nodes:
         assume = node_assumptions(checked.node.id, end_kind)
+        transient = checked.node.transient
         for t in checked.transitions:
             if t.condition is None:
+                continue
+            if transient:  # judged on a fresh visit (SPEC 8.3)
+                possible = satisfiable(t.condition, fresh, assume)
+                if not possible:
+                    report_never_true(t, diags, f"at node '{checked.node.id}'")
                 continue
             if t.key not in verdicts:
                 verdicts[t.key] = None if depends_on_node(t.condition) else satisfiable(t.condition, domains)
@@ -176,8 +188,9 @@ class _Verdicts:
     """Whether a rule can match, or always matches, at a node; a verdict that does not depend
     on the node is computed once per condition text."""
 
-    def __init__(self, domains: dict, end_kind: dict):
+    def __init__(self, domains: dict, end_kind: dict, transient: frozenset = frozenset()):
         self.domains, self.end_kind = domains, end_kind
+        self.transient, self.fresh = transient, entry_domains(domains)
         self.cache: dict = {}
         self.local: dict[bytes, bool] = {}
 
@@ -194,18 +207,21 @@ class _Verdicts:
         if len(rules) < 2:  # every rule here has a condition: one without always matches
             return False
         assume = node_assumptions(node_id, self.end_kind, first_turn)
-        return not satisfiable(And(tuple(Not(t.condition) for t in rules)), self.domains, assume)
+        domains = self.fresh if node_id in self.transient else self.domains
+        return not satisfiable(And(tuple(Not(t.condition) for t in rules)), domains, assume)
 
     def _judge(self, t: CheckedTransition, node_id: str, negated: bool, first_turn: bool) -> bool:
         """Whether the rule's condition (or its negation) can hold at the node."""
         local = self.local.get(t.key)
         if local is None:  # the assumptions about the node matter only when it reads them
             local = self.local[t.key] = depends_on_node(t.condition)
-        key = (t.key, negated, node_id if local else None, first_turn)
+        transient = node_id in self.transient  # a fresh visit: its own domains (SPEC 8.3)
+        key = (t.key, negated, node_id if local or transient else None, first_turn)
         if key not in self.cache:
             condition = Not(t.condition) if negated else t.condition
             assume = node_assumptions(node_id, self.end_kind, first_turn)
-            self.cache[key] = satisfiable(condition, self.domains, assume)
+            domains = self.fresh if transient else self.domains
+            self.cache[key] = satisfiable(condition, domains, assume)
         return self.cache[key]
 
 
@@ -227,7 +243,8 @@ def routing_graph(model: Model, end_kind: dict, domains: dict) -> tuple[dict, se
     Plain sets, not networkx: this runs on every node of every compile."""
     graph: dict[str, set[str]] = {}
     completing, cut = set(), {}
-    verdicts = _Verdicts(domains, end_kind)
+    transient = frozenset(n.node.id for n in model.nodes if n.node.transient)
+    verdicts = _Verdicts(domains, end_kind, transient)
     entry = model.scenario.graph.entry
     for checked in model.nodes:
         node_id = checked.node.id
@@ -248,6 +265,8 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     """The rules of one node in tier order: globals (self-targets skipped), the gates,
     `next_nodes`, `default_next`; a rule that always matches ends the walk."""
     node_id = checked.node.id
+    if checked.node.transient:
+        return transient_routing(checked, verdicts, end_kind)
     globals_here = [t for t in model.global_transitions if t.target != node_id]
     rules = globals_here + checked.transitions
     # Tier 0, safety: never always; a rule to this node holds it (its edges: `check_traps`).
@@ -273,6 +292,45 @@ def node_routing(checked, model: Model, verdicts: _Verdicts, end_kind: dict,
     if node_id in end_kind and verdicts.together_always(possible, node_id, first_turn):
         routing.cut = tuple(rule_label(t) for t in possible)
     return routing
+
+
+def transient_routing(checked, verdicts: _Verdicts, end_kind: dict) -> NodeRouting:
+    """A transient node never waits (SPEC 8.3): a turn that enters it takes its own routes
+    at once (no globals, gates or holds); an end node completes when none matches."""
+    node_id = checked.node.id
+    routing = NodeRouting([], False, None)
+    for i, t in enumerate(checked.transitions):
+        if not verdicts.possible(t, node_id):
+            continue
+        routing.targets.append(t.target)
+        if verdicts.always(t, node_id):
+            if i + 1 < len(checked.transitions) or node_id in end_kind:
+                routing.cut = (rule_label(t),)
+            return routing
+    return routing
+
+
+def check_transient_cycles(model: Model, diags: Diagnostics) -> None:
+    """E303: a cycle made only of transient nodes would pass the same nodes again and again
+    within one turn (the runtime stops at the second arrival; the scenario is wrong)."""
+    transient = {n.node.id for n in model.nodes if n.node.transient}
+    graph = nx.DiGraph()
+    for checked in model.nodes:
+        if checked.node.id in transient:
+            graph.add_node(checked.node.id, pointer=checked.pointer)
+            graph.add_edges_from((checked.node.id, t.target) for t in checked.transitions
+                                 if t.target in transient)
+    position = {node_id: i for i, node_id in enumerate(model.node_ids)}
+    for group in nx.strongly_connected_components(graph):
+        first = min(group, key=position.__getitem__)
+        if len(group) == 1 and not graph.has_edge(first, first):
+            continue
+        members = sorted(group, key=position.__getitem__)
+        diags.report("E303", "cycle made only of transient nodes: "
+                     f"{', '.join(repr(m) for m in members)}; a turn would never stop",
+                     graph.nodes[first]["pointer"],
+                     hint="make one of these nodes wait (remove \"transient\"), or route "
+                          "one of them out of the cycle")
 
 
 def rule_label(t: CheckedTransition) -> str:

@@ -14,10 +14,11 @@ import hashlib
 import msgspec
 
 from interpreter import ir
+from interpreter.slots import SlotRule, check_value
 
 from . import __version__
 from .condition_ast import NO_VALUE, And, Condition, Leaf, Not
-from .resolve import CheckedTransition, Model
+from .resolve import CheckedTransition, Model, build_slot
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
 
@@ -31,6 +32,7 @@ class _Interner:
         scenario = model.scenario
         self.nodes = {node_id: i for i, node_id in enumerate(model.node_ids)}
         self.slots = {name: i for i, name in enumerate(scenario.slots)}
+        self.profile = {name: i for i, name in enumerate(scenario.profile)}
         self.intents = {name: i for i, name in enumerate(scenario.intents)}
         self.acts = {name: i for i, name in enumerate(ir.ACTS)}
         self.domains = {"nodes": self.nodes, "intents": self.intents, "acts": self.acts}
@@ -38,6 +40,8 @@ class _Interner:
     def field(self, name: str) -> int:
         if name.startswith("slots."):
             return ir.SLOT_FIELD_BASE + self.slots[name[len("slots."):]]
+        if name.startswith("profile."):  # after the slots (SPEC 8.1)
+            return ir.SLOT_FIELD_BASE + len(self.slots) + self.profile[name[len("profile."):]]
         return ir.FIELD_INDEX[name]
 
     def value(self, field_name: str, value):
@@ -95,7 +99,8 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         prompt_bot=scenario.prompts.bot, prompt_nlu=scenario.prompts.nlu,
         entry=names.nodes[scenario.graph.entry], bot_first=scenario.graph.bot_first,
         closing_acts=closing_acts(scenario), nodes=nodes, global_transitions=globals_,
-        slots=[build_slot(name, slot) for name, slot in scenario.slots.items()],
+        slots=[normalized(build_slot(name, slot)) for name, slot in scenario.slots.items()],
+        profile=[build_slot(name, field) for name, field in scenario.profile.items()],
         intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns))
                  for name, i in scenario.intents.items()],
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
@@ -134,17 +139,25 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
         max_fallback_retries=params.max_fallback_retries,
         turn_limit_enabled=params.turn_limit_enabled, skill=params.skill,
         skill_args=dict(params.skill_args), fallback=params.fallback, timeout_ms=params.timeout_ms,
+        transient=node.transient, skip_if_filled=params.skip_if_filled,
+        clear_slots=cleared_slots(params.clear_slots, names),
     )
 
 
-def build_slot(name: str, slot) -> ir.Slot:
-    return ir.Slot(
-        name=name, value_type=slot.value_type, required=slot.policy == "required",
-        values=list(slot.values) if isinstance(slot.values, list) else [],
-        synonyms={k: list(v) for k, v in slot.synonyms.items()}, description=slot.description,
-        question=slot.question, min=slot.min, max=slot.max, min_length=slot.min_length,
-        max_length=slot.max_length, pattern=slot.pattern, on_conflict=slot.on_conflict,
-    )
+def cleared_slots(cleared, names: _Interner) -> list[int]:
+    """`params.clear_slots` as slot indices ("all": every slot)."""
+    if cleared == "all":
+        return list(range(len(names.slots)))
+    return [names.slots[name] for name in cleared]
+
+
+def normalized(slot: ir.Slot) -> ir.Slot:
+    """The slot with its literal default as the runtime stores it (`"3"` -> 3, one item ->
+    a list); resolve has checked that it is valid."""
+    if slot.default is None:
+        return slot
+    _, value, _ = check_value(SlotRule(0, slot), slot.default)
+    return msgspec.structs.replace(slot, default=value)
 
 
 def source_hash(scenario: Scenario) -> str:

@@ -19,16 +19,18 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from interpreter import patterns
+from interpreter import ir, patterns
 from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, SAFETY_REASON, fits_int64
+from interpreter.slots import SlotRule, check_value
 
 from .condition_ast import Condition, Leaf, leaves
-from .conditions import lower_condition, print_condition
+from .conditions import lower_condition, print_condition, print_value
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
-PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([^{}]*)\}")
+PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")
+PROFILE_DEFAULT = re.compile(r"\{profile\.([^{}]*)\}")  # a slot default read from the profile
 RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 NUMERIC = ("integer", "number")
 TEXTUAL = ("string", "email")
@@ -85,8 +87,9 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     env = condition_env(scenario, [n.node.id for n in nodes])
     ids = env.names("nodes")
     check_graph_header(scenario, ids, diags)
+    fed = skill_fed_nodes(scenario)
     for checked in nodes:
-        check_node(checked, model, env, ids, diags)
+        check_node(checked, model, env, ids, diags, checked.node.id in fed)
     for i, raw in enumerate(scenario.graph.global_transitions):
         path = join("/graph/global_transitions", i)
         label = f"global:{raw.name}" if raw.name else f"global[{i}]"
@@ -163,14 +166,17 @@ def unique_nodes(scenario: Scenario, diags: Diagnostics) -> list[CheckedNode]:
 
 
 def condition_env(scenario: Scenario, node_ids: list[str]) -> ConditionEnv:
-    slots = {}
-    for name, slot in scenario.slots.items():
-        if slot.value_type is None or slot.values is None:  # rejected by the schema pass
-            slots[name] = SlotType(UNKNOWN)
-        else:
-            values = tuple(slot.values) if isinstance(slot.values, list) else ()
-            slots[name] = SlotType(slot.value_type, values)
-    return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots)
+    slots = {name: slot_type(slot) for name, slot in scenario.slots.items()}
+    profile = {name: slot_type(item) for name, item in scenario.profile.items()}
+    return ConditionEnv(tuple(scenario.intents), tuple(node_ids), slots, profile)
+
+
+def slot_type(slot) -> SlotType:
+    """A slot (or profile field) as conditions see it; UNKNOWN when the schema rejected it."""
+    if slot.value_type is None or slot.values is None:  # rejected by the schema pass
+        return SlotType(UNKNOWN)
+    values = tuple(slot.values) if isinstance(slot.values, list) else ()
+    return SlotType(slot.value_type, values, getattr(slot, "items", None))
 
 
 def check_graph_header(scenario: Scenario, ids: Names, diags: Diagnostics) -> None:
@@ -185,8 +191,35 @@ def check_graph_header(scenario: Scenario, ids: Names, diags: Diagnostics) -> No
                          hint=did_you_mean(act, ACTS) or f"acts: {', '.join(ACTS)}")
 
 
+def skill_fed_nodes(scenario: Scenario) -> set[str]:
+    """Nodes where a skill result is readable though they run no skill: where a transient
+    node with a skill leads, through transient nodes without one (SPEC 8.3: the result of the
+    last transient node that ran a skill stays readable where the chain stops)."""
+    by_id = {n.id: n for n in scenario.graph.nodes or () if n is not None}
+    fed: set[str] = set()
+    todo = [n for n in by_id.values() if n.transient and n.params is not None and n.params.skill]
+    while todo:
+        node = todo.pop()
+        for target in node_targets(node):
+            entered = by_id.get(target)
+            if entered is None or target in fed:
+                continue
+            fed.add(target)
+            if entered.transient and entered.params is not None and not entered.params.skill:
+                todo.append(entered)
+    return fed
+
+
+def node_targets(node: NodeDef) -> list[str]:
+    """The node ids a node's own transitions name (written, not yet resolved)."""
+    targets = [t.target for t in node.next_nodes if t is not None and isinstance(t.target, str)]
+    if isinstance(node.default_next, str):
+        targets.append(node.default_next)
+    return targets
+
+
 def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names,
-               diags: Diagnostics) -> None:
+               diags: Diagnostics, skill_fed: bool = False) -> None:
     node, path = checked.node, checked.pointer
     slots = env.names("slots")
     for j, name in enumerate(node.collect_slots):
@@ -196,8 +229,11 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
             report_undeclared_slot(name, join(path, "collect_slots", j), slots, diags)
     if node.params is not None:  # None: not an object, reported by the schema pass
         check_params(node, path, diags)
+        check_cleared(node, path, model, slots, diags)
     if node.responses is not None and node.params is not None:
-        check_placeholders(node, path, model, slots, diags)
+        check_placeholders(node, path, model, env, diags, skill_fed)
+    if node.transient:
+        check_transient(node, path, diags)
     for j, raw in enumerate(node.next_nodes):
         transition = check_next_node(raw, join(path, "next_nodes", j), f"next_nodes[{j}]", ids, diags)
         if transition is None:
@@ -277,10 +313,16 @@ def record_usage(condition: Condition, model: Model) -> None:
             model.used_intents.update(v for v in values if isinstance(v, str))
 
 
-def check_placeholders(node: NodeDef, path: str, model: Model, slots: Names,
-                       diags: Diagnostics) -> None:
+def check_placeholders(node: NodeDef, path: str, model: Model, env: ConditionEnv,
+                       diags: Diagnostics, skill_fed: bool = False) -> None:
+    """Every placeholder of the node's responses, fallback and skill argument texts names a
+    declared slot or profile field; `{skill.data.KEY}` only where a skill result is readable
+    (a skill node, or where a transient skill node leads: `skill_fed`) and not in the
+    arguments of the skill that makes it."""
     texts = [(("responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
     texts.append((("params", "fallback"), node.params.fallback))
+    texts += argument_texts(node.params.skill_args)
+    slots, profile = env.names("slots"), Names(env.profile)
     for where, text in texts:
         if not isinstance(text, str) or "{" not in text:
             continue
@@ -291,10 +333,57 @@ def check_placeholders(node: NodeDef, path: str, model: Model, slots: Names,
                 report_undeclared_slot(name, text_path, slots, diags, string_offset=match.start())
             elif namespace == "slots":
                 model.used_slots.add(name)
-            elif node.params.skill is None:
+            elif namespace == "profile" and name not in profile:
+                diags.report("E105", f"undeclared profile field '{name}'", text_path,
+                             string_offset=match.start(),
+                             hint=did_you_mean(name, profile) or 'declare it under "profile"')
+            elif namespace == "skill.data" and (where[1] == "skill_args" or not (
+                    node.params.skill is not None or skill_fed)):
                 diags.report("E105", f"placeholder '{match.group(0)}' on a node without a skill",
-                             text_path, hint="only a node with params.skill has skill.data",
-                             string_offset=match.start())
+                             text_path, hint="only a node with params.skill (or one a transient "
+                             "skill node leads to) has skill.data", string_offset=match.start())
+
+
+def argument_texts(args: dict) -> list[tuple[tuple[str, ...], str]]:
+    """((params, skill_args, key...), text) for every text in the skill arguments."""
+    found, stack = [], [(("params", "skill_args"), args)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            found.append((where, item))
+        elif isinstance(item, (dict, list)) and len(where) <= MAX_ARGS_DEPTH:
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend(((*where, str(key)), child) for key, child in pairs)
+    return found
+
+
+def check_cleared(node: NodeDef, path: str, model: Model, slots: Names,
+                  diags: Diagnostics) -> None:
+    """`params.clear_slots` (SPEC 8.5) names declared slots, or is "all"."""
+    cleared = node.params.clear_slots
+    for j, name in enumerate(cleared if isinstance(cleared, list) else ()):
+        if name in slots:
+            model.used_slots.add(name)
+        else:
+            report_undeclared_slot(name, join(path, "params", "clear_slots", j), slots, diags)
+
+
+def check_transient(node: NodeDef, path: str, diags: Diagnostics) -> None:
+    """E109: a transient node never waits (SPEC 8.3), so it never stays and, unless it is an
+    end node, its last route is unconditional (it always leaves)."""
+    for j, raw in enumerate(node.next_nodes):
+        if raw is not None and raw.action == "stay":
+            diags.report("E109", "a transient node never waits, so it cannot stay",
+                         join(path, "next_nodes", j, "action"),
+                         hint="route to a node that waits, or remove \"transient\"")
+            return
+    if node.terminal or node.default_next is not None or not node.next_nodes:
+        return  # an end node, or an unconditional last route
+    last = node.next_nodes[-1]
+    if last is not None and last.condition is not ABSENT:
+        diags.report("E109", "a transient node must always leave, but every route it has "
+                     "is conditional", join(path, "next_nodes"),
+                     hint="add a \"default_next\" (or an unconditional last route)")
 
 
 def report_undeclared_slot(name, path: str, slots: Names, diags: Diagnostics,
@@ -365,22 +454,77 @@ def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
 
 
 def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
-    for name, slot in scenario.slots.items():
-        for key, message, *hint in slot_problems(slot):
-            diags.report("E106", message, join("/slots", name) + (f"/{key}" if key else ""),
-                         at_key=key.startswith("synonyms/"),
-                         hint=hint[0] if hint else
-                         f"see the slot table in the README for '{slot.value_type}' slots")
+    """E106 for every problem of a slot definition (its default included) and of a profile
+    field (SPEC 8.1: the same value types and constraints)."""
+    for where, defined in (("/slots", scenario.slots), ("/profile", scenario.profile)):
+        for name, slot in defined.items():
+            problems = slot_problems(slot)
+            if where == "/slots" and not problems:
+                problems = default_problems(name, slot, scenario.profile)
+            for key, message, *hint in problems:
+                diags.report("E106", message, join(where, name) + (f"/{key}" if key else ""),
+                             at_key=key.startswith("synonyms/"),
+                             hint=hint[0] if hint else
+                             f"see the slot table in the README for '{slot.value_type}' slots")
+
+
+def default_problems(name: str, slot: SlotDef, profile: dict) -> list[tuple]:
+    """A slot's `default` (SPEC 8.2) is a valid value of the slot, or the one placeholder
+    `{profile.NAME}` of a declared profile field of the slot's type (its item type for a
+    list)."""
+    default = slot.default
+    if default is None:
+        return []
+    reference = PROFILE_DEFAULT.fullmatch(default) if isinstance(default, str) else None
+    if reference is not None:
+        field = profile.get(reference.group(1))
+        if field is None:
+            return [("default", f"default reads undeclared profile field "
+                                f"'{reference.group(1)}'", 'declare it under "profile"')]
+        if field.value_type not in (slot.value_type, slot.items):
+            return [("default", f"default reads profile field '{reference.group(1)}' "
+                                f"({field.value_type}) for a {slot.value_type} slot",
+                     "use a profile field of the same type")]
+        return []
+    ok, _, reason = check_value(SlotRule(0, build_slot(name, slot)), default)
+    if not ok:
+        return [("default", f"default {print_value(default)} is not a valid value of this "
+                            f"slot ({reason})", "write a value the slot accepts, or "
+                            '"{profile.NAME}"')]
+    return []
+
+
+def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
+    """The IR form of a slot (or of a profile field) definition; a default that reads the
+    profile is kept as the field's name (`default_profile`)."""
+    default = getattr(slot, "default", None)
+    reference = PROFILE_DEFAULT.fullmatch(default) if isinstance(default, str) else None
+    items = getattr(slot, "items", None)
+    on_conflict = getattr(slot, "on_conflict", None) or (
+        "append" if slot.value_type == "list" else "overwrite")
+    return ir.Slot(
+        name=name, value_type=slot.value_type, required=getattr(slot, "policy", "") == "required",
+        values=list(slot.values) if isinstance(slot.values, list) else [],
+        synonyms={k: list(v) for k, v in slot.synonyms.items()}, description=slot.description,
+        question=getattr(slot, "question", None), min=slot.min, max=slot.max,
+        min_length=slot.min_length, max_length=slot.max_length, pattern=slot.pattern,
+        on_conflict=on_conflict, default=None if reference else default,
+        default_profile=reference.group(1) if reference else None, items=items,
+        min_items=getattr(slot, "min_items", None), max_items=getattr(slot, "max_items", None),
+    )
 
 
 def slot_problems(slot: SlotDef) -> list[tuple]:
     """(field, message) or (field, message, hint) for every E106 problem of one slot
-    definition. A definition whose type or members the schema pass rejected (None) is not
-    judged again."""
+    definition (or profile field). A definition whose type or members the schema pass
+    rejected (None) is not judged again. A list slot's constraints are its items'."""
     problems: list[tuple] = []
     kind = slot.value_type
     if kind is None or slot.values is None:
         return problems
+    problems += list_problems(slot)
+    if kind == "list":
+        kind = getattr(slot, "items", None) or "string"
     values = slot.values if isinstance(slot.values, list) else None
     if kind == "enum":
         if not values:
@@ -399,12 +543,37 @@ def slot_problems(slot: SlotDef) -> list[tuple]:
             problems.append(("values", f"'values' is only for enum slots, not {kind}"))
         if slot.synonyms:
             problems.append(("synonyms", f"'synonyms' is only for enum slots, not {kind}"))
-    problems += bound_problems(slot)
+    problems += bound_problems(slot, kind)
     return problems
 
 
-def bound_problems(slot: SlotDef) -> list[tuple]:
-    kind, problems = slot.value_type, []
+def list_problems(slot: SlotDef) -> list[tuple]:
+    """What is wrong with the list parts of a definition: `items` exactly on a list slot,
+    item bounds only there and in order, `append` only for a list."""
+    problems: list[tuple] = []
+    is_list = slot.value_type == "list"
+    items = getattr(slot, "items", None)
+    if is_list and items is None:
+        problems.append(("", "list slot needs 'items' (the item type)",
+                         "items: string, enum, email, integer or number"))
+    elif not is_list and items is not None:
+        problems.append(("items", f"'items' is only for list slots, not {slot.value_type}"))
+    least, most = getattr(slot, "min_items", None), getattr(slot, "max_items", None)
+    for key, bound in (("min_items", least), ("max_items", most)):
+        if bound is not None and not is_list:
+            problems.append((key, f"'{key}' is only for list slots, not {slot.value_type}"))
+        elif bound is not None and bound < (0 if key == "min_items" else 1):
+            problems.append((key, f"'{key}' must be at least {0 if key == 'min_items' else 1}"))
+    if is_list and least is not None and most is not None and least > most:
+        problems.append(("min_items", f"min_items ({least}) is greater than max_items ({most})"))
+    if getattr(slot, "on_conflict", None) == "append" and not is_list:
+        problems.append(("on_conflict", "'append' is only for list slots",
+                         "use overwrite, keep or confirm"))
+    return problems
+
+
+def bound_problems(slot: SlotDef, kind: str | None = None) -> list[tuple]:
+    kind, problems = kind or slot.value_type, []
     for key in ("min", "max"):
         if getattr(slot, key) is not None and kind not in NUMERIC:
             problems.append((key, f"'{key}' is only for integer and number slots, not {kind}"))

@@ -33,7 +33,7 @@ NEGATED = {
 ORDERING = ("greater_than", "greater_or_equal", "less_than", "less_or_equal")
 COUNTER_FLOORS = {
     "system.node_turns": 1, "system.session_turns": 1,
-    "system.no_input_count": 0, "system.not_understood_count": 0,
+    "system.no_input_count": 0, "system.not_understood_count": 0, "system.idle_seconds": 0,
 }
 
 
@@ -237,7 +237,9 @@ def _range_nonempty(r: _Range, domain: Domain) -> bool:
 
 def field_domains(slot_types: dict[str, Any], intents, nodes, acts, skill_statuses,
                   slot_bounds: dict[str, tuple], safety_values=SAFETY_VALUES) -> dict[str, Domain]:
-    """The domain of every catalogue field and slot, for `satisfiable`. `safety_values`: what
+    """The domain of every catalogue field and slot (and profile field: `slot_types` and
+    `slot_bounds` are keyed by field name, `slots.NAME` or `profile.NAME`), for
+    `satisfiable`. `safety_values`: what
     `nlu.safety` can be where conditions are evaluated (a category with a `graph.safety` rule
     never is: the safety tier takes those turns first)."""
     domains = {
@@ -252,14 +254,29 @@ def field_domains(slot_types: dict[str, Any], intents, nodes, acts, skill_status
     for name, floor in COUNTER_FLOORS.items():
         domains[name] = Domain(numeric=True, integer=True, low=floor, nullable=False)
     for name in ("fallback_exhausted", "conversation_resuming", "turn_limit_reached",
-                 "min_turns_met", "required_slots_filled"):
+                 "min_turns_met", "required_slots_filled", "slots_updated"):
         domains["system." + name] = Domain(members=frozenset({True, False}))
     for name, (kind, values) in slot_types.items():
-        domains["slots." + name] = _slot_domain(kind, values, slot_bounds.get(name, (None, None)))
+        domain = _slot_domain(kind, values, slot_bounds.get(name, (None, None)))
+        if domain is not None:  # a list slot is not modelled: anything is possible
+            domains[name] = domain
     return domains
 
 
-def _slot_domain(kind: str, values, bounds) -> Domain:
+def entry_domains(domains: dict[str, Domain]) -> dict[str, Domain]:
+    """The domains as the entry routing of a transient node sees them (SPEC 8.3): a fresh
+    visit, node turn 0, no turn limit, no fallback, min_turns not met."""
+    fresh = {"system.node_turns": Domain(numeric=True, integer=True, low=0, high=0,
+                                         nullable=False)}
+    for name, value in (("fallback_exhausted", False), ("turn_limit_reached", False),
+                        ("min_turns_met", False)):
+        fresh["system." + name] = Domain(members=frozenset({value}))
+    return {**domains, **fresh}
+
+
+def _slot_domain(kind: str, values, bounds) -> Domain | None:
+    if kind == "list":
+        return None
     if kind == "enum":
         return Domain(members=frozenset(values) | {None})
     if kind == "boolean":

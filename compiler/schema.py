@@ -63,9 +63,12 @@ class IntentDef(_Schema, kw_only=True):
     patterns: list[str] = []
 
 
+ItemType = Literal["string", "enum", "email", "integer", "number"]  # a list slot's items
+
+
 class SlotDef(_Schema, kw_only=True):
     policy: Literal["required", "optional"]
-    value_type: Literal["string", "integer", "number", "boolean", "enum", "email"]
+    value_type: Literal["string", "integer", "number", "boolean", "enum", "email", "list"]
     values: list[str] | Absent = ABSENT
     synonyms: dict[str, list[str]] = {}
     description: str = ""
@@ -75,7 +78,27 @@ class SlotDef(_Schema, kw_only=True):
     min_length: Int | None = None
     max_length: Int | None = None
     pattern: str | None = None
-    on_conflict: Literal["overwrite", "keep", "confirm"] = "overwrite"
+    # None: "append" for a list slot, "overwrite" for the others (SPEC 8.2)
+    on_conflict: Literal["overwrite", "keep", "confirm", "append"] | None = None
+    default: Any = None  # a literal of the slot's type, or "{profile.NAME}" (SPEC 8.2)
+    items: ItemType | None = None  # the item type of a list slot
+    min_items: Int | None = None
+    max_items: Int | None = None
+
+
+class ProfileFieldDef(_Schema, kw_only=True):
+    """A field of the session profile (SPEC 8.1): a slot's value type and constraints,
+    without policy or question."""
+
+    value_type: Literal["string", "integer", "number", "boolean", "enum", "email"]
+    values: list[str] | Absent = ABSENT
+    synonyms: dict[str, list[str]] = {}
+    description: str = ""
+    min: Int | float | None = None
+    max: Int | float | None = None
+    min_length: Int | None = None
+    max_length: Int | None = None
+    pattern: str | None = None
 
 
 class Responses(_Schema, kw_only=True):
@@ -95,6 +118,8 @@ class Params(_Schema, kw_only=True):
     skill_args: dict[str, Any] = {}
     fallback: str | None = None
     timeout_ms: Int | None = None
+    skip_if_filled: bool = True  # SPEC 8.3: a task node whose slots are known is passed
+    clear_slots: list[str] | Literal["all"] = []  # SPEC 8.5: cleared when a turn enters
 
 
 class TransitionDef(_Schema, kw_only=True):
@@ -119,6 +144,7 @@ class NodeDef(_Schema, kw_only=True):
     next_nodes: list[TransitionDef] = []
     default_next: str | None = None
     terminal: bool = False
+    transient: bool = False  # SPEC 8.3: never waits for the user
 
 
 # A safety category (SPEC 10). Written as text, so that a misspelling is E110 with a
@@ -160,6 +186,7 @@ class Scenario(_Schema, kw_only=True):
     prompts: Prompts = msgspec.field(default_factory=Prompts)
     intents: dict[str, IntentDef] = {}
     slots: dict[str, SlotDef] = {}
+    profile: dict[str, ProfileFieldDef] = {}
     safety: SafetyDef = msgspec.field(default_factory=SafetyDef)
     graph: Graph
 

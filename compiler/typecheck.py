@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
-from interpreter.fields import (LIST_OPERATORS, NO_VALUE_OPERATORS, NUMERIC_KINDS,
-                                ORDERING_OPERATORS, TEXT_KINDS, VALUE_TYPES)
+from interpreter.fields import (LIST_KIND_OPERATORS, LIST_OPERATORS, NO_VALUE_OPERATORS,
+                                NUMERIC_KINDS, ORDERING_OPERATORS, TEXT_KINDS, VALUE_TYPES)
 from interpreter.ir import (
     ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SAFETY_VALUES, SKILL_STATUSES,
     fits_int64,
@@ -72,7 +72,8 @@ MSG = {
 }
 HINT = {
     "fields": "condition fields are nlu.intent, nlu.dialogue_act, nlu.confidence, nlu.text, "
-    "nlu.safety, system.*, skill.status and slots.<declared slot>",
+    "nlu.safety, system.*, skill.status, slots.<declared slot> and profile.<declared field>",
+    "list": "a list slot takes 'contains' (one item), 'is_empty' and 'is_not_empty'",
     "declare_slot": 'declare it under "slots"',
     "operators": "operators are " + ", ".join(OPERATORS),
     "ordering": "ordering operators apply to integer and number fields",
@@ -101,6 +102,7 @@ class SlotType:
 
     value_type: str  # one of VALUE_TYPES; UNKNOWN when the definition was rejected
     values: tuple[str, ...] = ()
+    items: str | None = None  # a list slot's item type (SPEC 8.2)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class ConditionEnv:
     intents: tuple[str, ...]
     nodes: tuple[str, ...]
     slots: dict[str, SlotType]
+    profile: dict[str, SlotType] = field(default_factory=dict)  # SPEC 8.1: `profile.NAME`
     # (kind, slot) -> the names of that kind, for membership and did-you-mean; built on first use
     _names: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -144,6 +147,7 @@ class FieldType:
     nullable: bool = False
     domain: str | None = None
     names: Names | None = field(default=None, compare=False, repr=False)
+    items: str | None = None  # a list field's item type: what `contains` compares with
 
     def member_names(self) -> Names:
         """`names`, or (for a type made without an environment) a pool of `members`."""
@@ -160,12 +164,21 @@ def field_type(name: str, env: ConditionEnv) -> FieldType | None:
         return FieldType(kind, _domain_members(domain, env), nullable, domain, names)
     if name.startswith("slots.") and name[len("slots."):] in env.slots:
         slot_name = name[len("slots."):]
-        slot = env.slots[slot_name]
-        if slot.value_type == "enum":
-            return FieldType("enum", tuple(slot.values), True, "slot_values",
-                             env.names("slot_values", slot_name))
-        return FieldType(slot.value_type, (), True, None)  # an unfilled slot reads as null
+        return _slot_type(env.slots[slot_name], env.names("slot_values", slot_name))
+    if name.startswith("profile.") and name[len("profile."):] in env.profile:
+        declared = env.profile[name[len("profile."):]]
+        return _slot_type(declared, Names(declared.values))
     return None
+
+
+def _slot_type(slot: SlotType, members: Names) -> FieldType:
+    """A slot's or profile field's type: nullable (an unfilled slot reads as null)."""
+    if slot.value_type == "enum":
+        return FieldType("enum", tuple(slot.values), True, "slot_values", members)
+    if slot.value_type == "list":
+        domain = "slot_values" if slot.items == "enum" else None
+        return FieldType("list", tuple(slot.values), True, domain, members, slot.items)
+    return FieldType(slot.value_type, (), True, None)
 
 
 def _domain_members(domain: str | None, env: ConditionEnv) -> tuple[str, ...]:
@@ -176,7 +189,8 @@ def _domain_members(domain: str | None, env: ConditionEnv) -> tuple[str, ...]:
 
 def known_fields(env: ConditionEnv) -> list[str]:
     """Every field name a condition may use in `env`."""
-    return [name for name, *_ in FIXED_FIELDS] + ["slots." + name for name in env.slots]
+    return ([name for name, *_ in FIXED_FIELDS] + ["slots." + name for name in env.slots]
+            + ["profile." + name for name in env.profile])
 
 
 # ---------------------------------------------------------------------------------------
@@ -279,7 +293,11 @@ def _check_operator(leaf: Leaf, ftype: FieldType) -> None:
         raise _Problem("E202", MSG["unknown_operator"].format(operator=operator), hint or HINT["operators"])
     if ftype.kind == UNKNOWN:
         return
-    if operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS:
+    if ftype.kind == "list":
+        if operator in LIST_KIND_OPERATORS:
+            return
+        hint = HINT["list"]
+    elif operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS:
         hint = HINT["ordering"]
     elif operator == "contains" and ftype.kind not in TEXT_KINDS:
         hint = HINT["contains"]
@@ -304,6 +322,9 @@ def _check_value(leaf: Leaf, ftype: FieldType):
         return NO_VALUE  # lowering guarantees there is none
     if operator in ORDERING_OPERATORS:
         return _check_number(leaf, ftype, value)
+    if operator == "contains" and ftype.kind == "list":
+        item = FieldType(ftype.items or UNKNOWN, ftype.members, False, ftype.domain, ftype.names)
+        return _check_member(leaf, item, value)
     if operator == "contains":
         if not isinstance(value, str):
             raise _wrong_type(leaf, "a string", value)
@@ -390,7 +411,7 @@ def _storable(leaf: Leaf, value: int | float) -> int | float:
 
 
 def _not_member(leaf: Leaf, ftype: FieldType, value: str) -> _Problem:
-    slot = leaf.field[len("slots."):]
+    slot = leaf.field.partition(".")[2]
     message = MSG["not_member"][ftype.domain].format(value=value, slot=slot)
     hint = did_you_mean(value, ftype.member_names())
     if hint is None and not ftype.members and ftype.domain == "intents":

@@ -35,9 +35,11 @@ from .loader import Runtime
 from .wording.nlg import NLG, RenderContext, TemplateNLG
 from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
 from .understanding.safety import merge
-from .routing import KNOWN_ACTS, MOVE, Decision, RoutingError, opening_decision, route_turn
+from .routing import (KNOWN_ACTS, MOVE, Decision, RoutingError, crossed_slots, entry_route,
+                      opening_decision, route_turn, waits)
 from .stores.sessions import MemorySessionStore, SessionStore
 from .skills.registry import SkillRegistry
+from .slots import check_profile
 from .state import HISTORY_LIMIT, DialogueState, append_history, unstorable_at
 
 
@@ -61,12 +63,31 @@ class UnknownNode(EngineError):
     """`focus_node` names no node of the scenario."""
 
 
+class InvalidProfile(EngineError):
+    """A start whose profile names an undeclared field or holds an invalid value (SPEC 8.1)."""
+
+
 def _refusal(session_id: str, record: tuple[DialogueState, int] | None) -> EngineError:
     """Why a session takes no turn: it does not exist, or it has ended."""
     if record is None:
         return SessionNotFound(f"no session {session_id}; start it first")
     return SessionComplete(f"session {session_id} is complete ({record[0].complete_reason}); "
                            "start a new session")
+
+
+class ShiftedClock:
+    """The wall clock plus the pauses simulated so far (`mgi run` lines and transcript steps
+    with `idle: SECONDS`, SPEC 8.5): `system.idle_seconds` then reads the pause."""
+
+    def __init__(self, base: Callable[[], float] = time.time):
+        self.base = base
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return self.base() + self.offset
+
+    def pause(self, seconds: float) -> None:
+        self.offset += seconds
 
 
 class TurnResult(msgspec.Struct, omit_defaults=False):
@@ -121,12 +142,21 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
                          for name, value, reason in decision.slot_update.dropped)
         return found
 
+    @property
+    def passed(self) -> list[dict[str, str]]:
+        """The nodes the turn passed through without waiting, each with its own exit reason
+        (SPEC 8.3); empty when nothing was passed."""
+        if self.decision is None:
+            return []
+        return [{"node": node, "reason": reason} for node, reason in self.decision.passed]
+
     def json_line(self) -> dict[str, Any]:
-        """The machine contract of `mgi run --json` (SPEC 7), plus `dropped` when the turn
-        dropped part of its NLU result."""
+        """The machine contract of `mgi run --json` (SPEC 7, with `passed` of SPEC 8.3), plus
+        `dropped` when the turn dropped part of its NLU result."""
         line = {"turn": self.turn, "user": self.user, "node": self.node,
                 "next_node": self.next_node, "reason": self.reason, "complete": self.complete,
-                "response": self.response, "slots": self.slots, "nlu": self.nlu}
+                "response": self.response, "slots": self.slots, "nlu": self.nlu,
+                "passed": self.passed}
         dropped = self.dropped
         if dropped:
             line["dropped"] = dropped
@@ -150,17 +180,29 @@ class Engine:
     # --- opening -----------------------------------------------------------------------
 
     def start(self, session_id: str, bot_first: bool | None = None,
-              focus_node: str | None = None) -> TurnResult:
-        """Create a session; with bot-first on, the start node speaks (SPEC 6.1)."""
+              focus_node: str | None = None,
+              profile: dict[str, Any] | None = None) -> TurnResult:
+        """Create a session; with bot-first on, the start node speaks (SPEC 6.1). `profile`
+        is checked against the scenario's declaration (`InvalidProfile`, SPEC 8.1)."""
+        checked = self.checked_profile(profile or {})
         if self.store.get(session_id) is not None:
             raise SessionExists(f"session {session_id} already exists; use another id")
         try:
-            return self._open(session_id, bot_first, focus_node)
+            return self._open(session_id, bot_first, focus_node, checked)
         except ir.IRError as error:  # a damaged node of the IR file, first read now
             raise EngineError(str(error)) from None
 
-    def _open(self, session_id: str, bot_first: bool | None,
-              focus_node: str | None) -> TurnResult:
+    def checked_profile(self, profile: Any) -> dict[str, Any]:
+        """The profile with its values normalized, or `InvalidProfile` with one line."""
+        if not isinstance(profile, dict):
+            raise InvalidProfile("the profile must be a JSON object of field: value")
+        checked = check_profile(self.runtime.profile_rules, profile)
+        if isinstance(checked, str):
+            raise InvalidProfile(checked)
+        return checked
+
+    def _open(self, session_id: str, bot_first: bool | None, focus_node: str | None,
+              profile: dict[str, Any]) -> TurnResult:
         runtime = self.runtime
         table = runtime.nodes[runtime.entry]
         if focus_node is not None:
@@ -172,8 +214,8 @@ class Engine:
         now = self.clock()
         state = DialogueState(session_id, runtime.ir_hash, table.id,
                               node_turns=int(speaks), session_turns=int(speaks),
-                              focus=focus_node is not None, created_at=now, updated_at=now,
-                              version=1)
+                              focus=focus_node is not None, profile=profile, created_at=now,
+                              updated_at=now, version=1)
         response = None
         if speaks:
             if needs_skill_run(table, state):
@@ -202,13 +244,18 @@ class Engine:
             raise EngineError(f"the input holds a lone surrogate (U+{ord(text[bad]):04X}) at "
                               f"character {bad}; send valid Unicode text")
         runtime = self.runtime
+        now = self.clock()
+        idle = int(max(0.0, now - state.updated_at)) if state.session_turns else 0
         try:
             result, found_by = self._understand(text, state, nlu_override)
-            decision = route_turn(runtime, state, result, outcome)
-            new = decision.state
+            decision = route_turn(runtime, state, result, outcome, idle)
             handled = runtime.nodes[decision.handled_node]
-            speaker = runtime.nodes[decision.next_node] \
-                if decision.kind == MOVE and not new.focus else handled
+            if decision.kind == MOVE and not decision.focus:
+                decision = self._enter(decision)
+                speaker = runtime.nodes[decision.next_node]
+            else:
+                speaker = handled
+            new = decision.state
             if needs_skill_run(speaker, new):
                 new = run_node_skill(runtime, self.skills, speaker, new)
             response = self.nlg.render(decision, RenderContext(runtime, new))
@@ -216,11 +263,57 @@ class Engine:
             raise EngineError(str(error)) from None
         new = replace(new, history=append_history(
             new.history, (text, response, handled.id, decision.reason), self.history_limit),
-            updated_at=self.clock(), version=version + 1)
+            updated_at=now, version=version + 1)
         self.store.put(new, version)
         turn = self._result(text, result, decision, new, handled.id, response)
         turn.safety_source = found_by
         return turn
+
+    def _enter(self, decision: Decision) -> Decision:
+        """Entry routing (SPEC 8.3): from the node the turn moved into, through every node
+        that does not wait (a transient node, a task node whose slots are known), running
+        each one's skill on the way, to the node that speaks. A node is passed at most once
+        per turn; the skill result of the last node that ran one stays readable where the
+        chain stops (unless that node has a skill of its own)."""
+        runtime = self.runtime
+        state, target = decision.state, decision.next_node
+        passed: list[tuple[str, str]] = []
+        defaults = list(decision.defaults)
+        complete = False
+        while True:
+            table = runtime.nodes[target]
+            if waits(table, state.slots) or any(node == table.id for node, _ in passed):
+                break
+            if needs_skill_run(table, state):
+                state = run_node_skill(runtime, self.skills, table, state)
+            hop = entry_route(runtime, decision, state, table)
+            if hop is None:
+                break
+            passed.append((table.id, hop[1]))
+            if hop[0] is None:  # a transient end node: the chain completes, and it speaks
+                state = replace(state, complete=True, complete_reason=hop[1])
+                complete = True
+                break
+            state, stored = self._hop(table, runtime.nodes[hop[0]], state)
+            defaults += stored
+            target = hop[0]
+        if not passed:
+            return decision
+        return replace(decision, next_node=target, state=state, complete=complete,
+                       passed=tuple(passed), defaults=tuple(defaults))
+
+    def _hop(self, left: Any, entered: Any, state: DialogueState) -> tuple[DialogueState, tuple]:
+        """The state after one hop of entry routing: `left`'s defaults stored, `entered`'s
+        slots cleared, a fresh visit; the skill result carried unless `entered` runs one."""
+        slots, pending, stored = crossed_slots(self.runtime, left, entered, state.slots,
+                                               state.pending_confirmation, state.profile)
+        carried = entered.executor != ir.EXECUTOR_SKILL
+        new = replace(state, current_node=entered.id, previous_node=left.id, node_turns=0,
+                      fallback_retries=0, fallback_exhausted=False, turn_limit_reached=False,
+                      slots=slots, pending_confirmation=pending,
+                      skill_status=state.skill_status if carried else "none",
+                      skill_data=state.skill_data if carried else {})
+        return new, stored
 
     def _understand(self, text: str, state: DialogueState,
                     override: NLUResult | dict | None) -> tuple[NLUResult, str | None]:
@@ -248,8 +341,8 @@ class Engine:
     def _result(self, text: str, result: NLUResult, decision: Decision, state: DialogueState,
                 handled: str, response: str) -> TurnResult:
         runtime = self.runtime
-        next_node = runtime.nodes[decision.next_node].id if decision.next_node is not None \
-            else None
+        next_node = runtime.nodes[decision.next_node].id \
+            if decision.next_node is not None and not decision.complete else None
         intent = runtime.intent_names[decision.intent] if decision.intent is not None else None
         return TurnResult(state.session_turns, text, handled, next_node, decision.reason,
                           decision.complete, response, decision, state.focus,

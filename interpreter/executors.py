@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from . import ir
+from .placeholders import fill_argument
 from .skills.registry import SkillContext, SkillRegistry, run_skill
+from .state import ACTIONS_KEPT, ActionRecord
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime
@@ -46,11 +48,19 @@ class Assessment(NamedTuple):
 
 
 def missing_slots(table: NodeTable, slots: dict[str, Any]) -> tuple[int, ...]:
-    """Required collect slots of the node that have no value, in declaration order."""
+    """Required collect slots of the node that are not known, in declaration order (a list
+    slot is known with at least `min_items` items)."""
     if not table.required:
         return ()
-    return tuple(index for index, name in zip(table.required, table.required_names)
-                 if slots.get(name) is None)
+    return tuple(index for index, name, least in
+                 zip(table.required, table.required_names, table.required_mins)
+                 if (value := slots.get(name)) is None or (least and len(value) < least))
+
+
+def all_collected(table: NodeTable, slots: dict[str, Any]) -> bool:
+    """Whether every collect slot of the node is known (SPEC 8.3 `skip:filled`)."""
+    return all((value := slots.get(name)) is not None and not (least and len(value) < least)
+               for name, least in zip(table.collect_names, table.collect_mins))
 
 
 def assess_node(table: NodeTable, node_turns: int, slots: dict[str, Any]) -> Assessment:
@@ -66,12 +76,28 @@ def needs_skill_run(table: NodeTable, state: DialogueState) -> bool:
             and not state.complete)
 
 
+def action_id(state: DialogueState, node_id: str) -> str:
+    """The id of a skill run (SPEC 8.4): SESSION:TURN:NODE, the same when a turn that was
+    not saved is tried again (its turn number is the same)."""
+    return f"{state.session_id}:{state.session_turns}:{node_id}"
+
+
 def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
                    state: DialogueState) -> DialogueState:
-    """The state with the node's skill result for this visit (I/O: runs the skill)."""
+    """The state with the node's skill result for this visit (I/O: runs the skill), the run
+    recorded as a completed action. A run whose action id is recorded is not run again: its
+    recorded result is used. The skill's arguments have their placeholders filled."""
     node = table.node
+    action = action_id(state, node.id)
+    done = next((a for a in state.actions if a.action_id == action), None)
+    if done is not None:
+        return msgspec.structs.replace(state, skill_status=done.status, skill_data=done.data)
     skill = registry.get(node.skill) if node.skill else None
     context = SkillContext(state.session_id, node.id, runtime.program.language,
-                           dict(state.slots))
-    result = run_skill(skill, node.skill_args, context, node.timeout_ms)
-    return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data)
+                           dict(state.slots), action_id=action)
+    args = fill_argument(node.skill_args, state.slots, state.profile)
+    result = run_skill(skill, args, context, node.timeout_ms)
+    actions = [*state.actions[-(ACTIONS_KEPT - 1):], ActionRecord(action, result.status,
+                                                                 result.data)]
+    return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data,
+                                   actions=actions)

@@ -50,7 +50,10 @@ MAX_CONDITION_DEPTH = 64
 
 # Which operator applies to which kind of value, and what its literal is: the type rules of
 # conditions, one table for the IR checks here and the compiler's type check.
-VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email")
+VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email", "list")
+# What the items of a `list` slot may be (SPEC 8.2), each with that type's constraints.
+ITEM_TYPES: tuple[str, ...] = ("string", "enum", "email", "integer", "number")
+LIST_KIND_OPERATORS = frozenset({"contains", "is_empty", "is_not_empty"})  # on a list field
 ORDERING_OPERATORS = frozenset({"greater_than", "greater_or_equal", "less_than", "less_or_equal"})
 LIST_OPERATORS = frozenset({"in", "not_in"})  # a non-empty list of members
 NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})  # no literal (null)
@@ -78,6 +81,8 @@ FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
     ("system.min_turns_met", "boolean", None, False),
     ("system.required_slots_filled", "boolean", None, False),
     ("skill.status", "enum", "skill_status", False),
+    ("system.slots_updated", "boolean", None, False),
+    ("system.idle_seconds", "integer", None, False),
 )
 FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
 SLOT_FIELD_BASE = len(FIXED_FIELDS)
@@ -87,7 +92,10 @@ INTERNED_DOMAINS = frozenset({"intents", "acts", "nodes"})
 
 
 def operator_applies(operator: str, kind: str) -> bool:
-    """Whether `operator` (an `OPERATORS` name) applies to a field of value kind `kind`."""
+    """Whether `operator` (an `OPERATORS` name) applies to a field of value kind `kind`: a
+    list takes `contains` (an item), `is_empty` and `is_not_empty` only."""
+    if kind == "list":
+        return operator in LIST_KIND_OPERATORS
     if operator in ORDERING_OPERATORS:
         return kind in NUMERIC_KINDS
     if operator == "contains":
@@ -111,11 +119,13 @@ class FieldType(NamedTuple):
     members: int | frozenset[str] | None
 
 
-def field_types(slots: Sequence[Any], intent_count: int,
-                node_count: int) -> tuple[FieldType, ...]:
+def field_types(slots: Sequence[Any], intent_count: int, node_count: int,
+                profile: Sequence[Any] = ()) -> tuple[FieldType, ...]:
     """The field table of a program, by field index: `FIXED_FIELDS`, then one per slot (an
-    unfilled slot reads as null)."""
-    return (*_fixed_field_types(intent_count, node_count), *map(_slot_field, slots))
+    unfilled slot reads as null), then one per profile field (`profile.NAME`, SPEC 8.1:
+    nullable, a value the session was not given reads as null)."""
+    return (*_fixed_field_types(intent_count, node_count), *map(_slot_field, slots),
+            *(_slot_field(field, "profile.") for field in profile))
 
 
 @functools.lru_cache(maxsize=64)
@@ -126,10 +136,22 @@ def _fixed_field_types(intent_count: int, node_count: int) -> tuple[FieldType, .
                  for name, kind, domain, nullable in FIXED_FIELDS)
 
 
-def _slot_field(slot: Any) -> FieldType:  # an ir.Slot
+def _slot_field(slot: Any, prefix: str = "slots.") -> FieldType:  # an ir.Slot
+    """A slot's (or profile field's) field type. A list's `domain` is its item type, and
+    `members` its items' values when they are enum members."""
+    members = frozenset(slot.values) if slot.values else None
     if slot.value_type == "enum":
-        return FieldType("slots." + slot.name, "enum", True, "slot_values", frozenset(slot.values))
-    return FieldType("slots." + slot.name, slot.value_type, True, None, None)
+        return FieldType(prefix + slot.name, "enum", True, "slot_values", members or frozenset())
+    if slot.value_type == "list":
+        return FieldType(prefix + slot.name, "list", True, slot.items, members)
+    return FieldType(prefix + slot.name, slot.value_type, True, None, None)
+
+
+def item_type(ftype: FieldType) -> FieldType:
+    """The field type of one item of a list field (what `contains` compares with)."""
+    if ftype.domain == "enum":
+        return FieldType(ftype.name, "enum", False, "slot_values", ftype.members or frozenset())
+    return FieldType(ftype.name, ftype.domain or "string", False, None, None)
 
 
 def check_condition(condition: Any, fields: Sequence[FieldType]) -> str | None:
@@ -205,6 +227,9 @@ def _literal_expected(operator: str, ftype: FieldType, value: Any) -> str | None
     if operator in ORDERING_OPERATORS:
         whole = ftype.kind != "integer" or type(value) is int
         return None if whole and _is_number(value) else _KIND_WORDS[ftype.kind]
+    if operator == "contains" and ftype.kind == "list":
+        item = item_type(ftype)
+        return None if _is_member(item, value) else "an item: " + _member_words(item)
     if operator == "contains":
         return None if type(value) is str else "a string"
     if type(value) is list and value and all(_is_member(ftype, v) for v in value):
@@ -225,6 +250,8 @@ def _is_member(ftype: FieldType, value: Any) -> bool:
         return _is_number(value)
     if kind == "boolean":
         return type(value) is bool
+    if kind == "list":
+        return value is None
     if ftype.domain in INTERNED_DOMAINS:
         return type(value) is int and 0 <= value < ftype.members
     return type(value) is str and value in ftype.members
@@ -238,7 +265,7 @@ def _is_number(value: Any) -> bool:
 
 
 _KIND_WORDS = {"string": "a string", "email": "a string", "integer": "a whole number",
-               "number": "a number", "boolean": "true or false"}
+               "number": "a number", "boolean": "true or false", "list": "a list"}
 
 
 def _member_words(ftype: FieldType) -> str:

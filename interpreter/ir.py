@@ -59,7 +59,7 @@ import msgspec
 
 from . import patterns
 from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,  # noqa: F401
-                     INTERNED_DOMAINS, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
+                     INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
                      SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
                      TEXT_KINDS, VALUE_TYPES, FieldType,
@@ -67,7 +67,8 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 3  # 3: safety rules and patterns, the field nlu.safety (SPEC 10)
+FORMAT_VERSION = 4  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
+# transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 
@@ -99,6 +100,11 @@ class Slot(_Record):
     max_length: int | None = None
     pattern: str | None = None
     on_conflict: str = "overwrite"
+    default: Any = None  # a literal of the slot's type, stored on leaving (SPEC 8.2)
+    default_profile: str | None = None  # or the profile field whose value is the default
+    items: str | None = None  # a list slot's item type (one of ITEM_TYPES)
+    min_items: int | None = None
+    max_items: int | None = None
 
 
 class Intent(_Record):
@@ -166,6 +172,9 @@ class Node(_Record):
     skill_args: dict[str, Any] = {}
     fallback: str | None = None
     timeout_ms: int | None = None
+    transient: bool = False  # never waits: its routing runs when a turn enters it (SPEC 8.3)
+    skip_if_filled: bool = True  # a task node whose collect slots are all known is passed
+    clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
 
 
 class _Header(_Record):
@@ -193,6 +202,7 @@ class Program(_Header):
     source_map: Sequence[SourceEntry]
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
+    profile: list[Slot] = []  # what the application knows about the user (SPEC 8.1)
 
 
 class Body(_Header):
@@ -208,6 +218,7 @@ class Body(_Header):
     source_texts: msgspec.Raw
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
+    profile: list[Slot] = []
 
 
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
@@ -246,7 +257,8 @@ def encode_body(program: Program) -> bytes:
         nodes=[msgspec.Raw(_ENCODER.encode(node)) for node in nodes],
         source_labels=[entry.label for entry in sources],
         source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources])),
-        safety=list(program.safety), safety_patterns=list(program.safety_patterns)))
+        safety=list(program.safety), safety_patterns=list(program.safety_patterns),
+        profile=list(program.profile)))
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -290,7 +302,8 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
     check_program(body, nodes.fields)
     program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
                       nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts),
-                      safety=body.safety, safety_patterns=body.safety_patterns)
+                      safety=body.safety, safety_patterns=body.safety_patterns,
+                      profile=body.profile)
     if verify:
         check_all(program)
     return envelope, program
@@ -317,7 +330,7 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
     for act in body.closing_acts:
         if not 0 <= act < len(ACTS):
             raise _error(f"closing act {act}", "is out of range")
-    for slot in body.slots:
+    for slot in (*body.slots, *body.profile):
         _check_slot(slot)
     for intent in body.intents:
         intent_patterns(intent)
@@ -370,6 +383,10 @@ def _check_slot(slot: Slot) -> None:
     if slot.value_type not in VALUE_TYPES:
         raise _error(f"slot {_name(slot.name)}", f"has value type {_shown(slot.value_type)}, "
                      f"not one of {', '.join(VALUE_TYPES)}")
+    if (slot.value_type == "list") != (slot.items is not None) or (
+            slot.items is not None and slot.items not in ITEM_TYPES):
+        raise _error(f"slot {_name(slot.name)}", f"has item type {_shown(slot.items)} for "
+                     f"value type {slot.value_type}")
 
 
 def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
@@ -397,7 +414,7 @@ def check_node(node: Node, index: int, nodes: NodeList) -> None:
         problem = _transition_problem(t, len(nodes), nodes.source_count, nodes.fields, True)
         if problem is not None:
             raise _error(f"transition in node {_name(node.id)}", problem)
-    for s in (*node.collect_slots, *node.required_slots):
+    for s in (*node.collect_slots, *node.required_slots, *node.clear_slots):
         if not 0 <= s < nodes.slot_count:
             raise _error(f"node {_name(node.id)}", f"names slot index {s}")
 
@@ -480,7 +497,7 @@ class NodeList(_ReadOnlySequence):
         self.ids: list[str] = body.node_ids
         self.executors: list[int] = body.node_executors
         self.slot_count, self.source_count = len(body.slots), len(body.source_labels)
-        self.fields = field_types(body.slots, len(body.intents), len(body.nodes))
+        self.fields = field_types(body.slots, len(body.intents), len(body.nodes), body.profile)
         self._blobs = body.nodes
         self._nodes: list[Node | None] = [None] * len(body.nodes)
 
@@ -560,4 +577,7 @@ def field_name(program: Program, index: int) -> str:
     """Display name of a field index."""
     if index < SLOT_FIELD_BASE:
         return FIXED_FIELDS[index][0]
-    return "slots." + program.slots[index - SLOT_FIELD_BASE].name
+    index -= SLOT_FIELD_BASE
+    if index < len(program.slots):
+        return "slots." + program.slots[index].name
+    return "profile." + program.profile[index - len(program.slots)].name

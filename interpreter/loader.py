@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 from . import ir
 from .files import InputFileError, read_input
-from .slots import SlotRule, compile_slot_rules
+from .slots import SlotRule, compile_profile_rules, compile_slot_rules
 from .understanding.safety import Detector, detector_for
 
 Test = Callable[[list], bool]
@@ -90,13 +90,16 @@ class NodeTable:
     __slots__ = ("index", "id", "_builder", "node", "is_end", "executor", "required",
                  "required_names", "collect", "collect_names", "min_turns", "max_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
-                 "responses")
+                 "responses", "transient", "skips_filled", "clear", "required_mins",
+                 "collect_mins")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
-    def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str]) -> None:
-        """Set every slot from the decoded node and its routes."""
+    def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
+             min_items: Sequence[int]) -> None:
+        """Set every slot from the decoded node and its routes (`min_items`: by slot index,
+        how many items make a list slot known, 0 for the other slots)."""
         self.node = node
         self.is_end = node.end in (ir.END_EXPLICIT, ir.END_INFERRED)
         self.executor = node.executor
@@ -112,6 +115,14 @@ class NodeTable:
         self.turn_limit = node.max_turns if node.turn_limit_enabled else None
         self.routes = routes
         self.responses = node.responses
+        # SPEC 8.3: a transient node never waits; a task node whose collect slots are all
+        # known when a turn enters it is passed (`skip:filled`) unless it opts out.
+        self.transient = node.transient
+        self.skips_filled = (node.executor == ir.EXECUTOR_TASK and node.min_turns == 1
+                             and node.skip_if_filled)
+        self.clear = tuple(slot_names[i] for i in node.clear_slots)
+        self.required_mins = tuple(min_items[i] for i in node.required_slots)
+        self.collect_mins = tuple(min_items[i] for i in node.collect_slots)
 
 
 class _UnbuiltTable(NodeTable):
@@ -147,13 +158,14 @@ class _TableBuilder:
     what routes need, never the runtime or its tables (no reference cycle), and keeps the
     condition of every transition it has seen, by source index (`SourceFields`)."""
 
-    __slots__ = ("nodes", "labels", "field_count", "slot_names", "conditions")
+    __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions")
 
     def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
         self.nodes = program.nodes
         self.labels = ir.source_labels(program)
         self.field_count = field_count
         self.slot_names = slot_names
+        self.min_items = tuple(slot.min_items or 0 for slot in program.slots)
         self.conditions: dict[int, Any] = {g.source: g.condition
                                            for g in program.global_transitions}
 
@@ -165,7 +177,7 @@ class _TableBuilder:
             raise
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
-        table.fill(node, routes, self.slot_names)
+        table.fill(node, routes, self.slot_names, self.min_items)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 
@@ -218,7 +230,14 @@ class Runtime:
         self.slot_names: tuple[str, ...] = tuple(s.name for s in program.slots)
         self.slot_index = {name: i for i, name in enumerate(self.slot_names)}
         self.slot_rules: tuple[SlotRule, ...] = compile_slot_rules(program)
-        self.field_count = ir.SLOT_FIELD_BASE + len(program.slots)
+        # SPEC 8.1-8.2: the profile fields (read after the slots in the facts) and the slot
+        # defaults, (slot name, literal, profile field) for each slot that has one.
+        self.profile_names: tuple[str, ...] = tuple(f.name for f in program.profile)
+        self.profile_rules: tuple[SlotRule, ...] = compile_profile_rules(program)
+        self.defaults: dict[str, tuple[Any, str | None]] = {
+            s.name: (s.default, s.default_profile) for s in program.slots
+            if s.default is not None or s.default_profile is not None}
+        self.field_count = ir.SLOT_FIELD_BASE + len(program.slots) + len(program.profile)
         self.intent_names: tuple[str, ...] = tuple(i.name for i in program.intents)
         self.intent_index = {name: i for i, name in enumerate(self.intent_names)}
         node_ids = ir.node_ids(program)
@@ -376,10 +395,10 @@ def _leaf(operator: int, i: int, v: Any, field_count: int) -> Test:
         return lambda f: (x := f[i]) is not None and x < v
     if name == "less_or_equal":
         return lambda f: (x := f[i]) is not None and x <= v
-    if name == "is_empty":
-        return lambda f: (x := f[i]) is None or x == ""
+    if name == "is_empty":  # a list slot is never stored empty; `[]` is there for safety
+        return lambda f: (x := f[i]) is None or x == "" or x == []
     if name == "is_not_empty":
-        return lambda f: (x := f[i]) is not None and x != ""
+        return lambda f: (x := f[i]) is not None and x != "" and x != []
     if name == "contains":
         return lambda f: (x := f[i]) is not None and v in x
     raise IRError(f"condition uses unknown operator {operator!r}; recompile with `mgc compile`")

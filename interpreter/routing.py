@@ -40,7 +40,7 @@ import msgspec
 from msgspec.structs import replace
 
 from . import ir
-from .executors import ExecutorOutcome, missing_slots
+from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
 from .understanding.nlu import NLUResult
 from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots
@@ -61,7 +61,8 @@ _FACT_ORDER = (
     "system.previous_node", "system.node_turns", "system.session_turns",
     "system.no_input_count", "system.not_understood_count", "system.fallback_exhausted",
     "system.conversation_resuming", "system.turn_limit_reached", "system.min_turns_met",
-    "system.required_slots_filled", "skill.status",
+    "system.required_slots_filled", "skill.status", "system.slots_updated",
+    "system.idle_seconds",
 )
 if tuple(f[0] for f in ir.FIXED_FIELDS) != _FACT_ORDER:
     raise ImportError("interpreter.routing: the facts layout no longer matches ir.FIXED_FIELDS")
@@ -93,6 +94,8 @@ class Decision(msgspec.Struct, frozen=True):
     facts: Any = None  # the facts the conditions read (list laid out like the field table)
     hint: str | None = None  # from the executor outcome
     focus: bool = False  # focus mode: the state did not follow the decision
+    defaults: tuple = ()  # ((slot, value), ...) stored on leaving a node (SPEC 8.2)
+    passed: tuple = ()  # ((node id, reason), ...) nodes the turn passed through (SPEC 8.3)
 
 
 def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[str, ...]]:
@@ -137,6 +140,13 @@ _FALLBACK_KINDS = {SILENCE: "no_input", NULL: "not_understood"}
 F_NODE_TURNS = ir.FIELD_INDEX["system.node_turns"]
 F_TURN_LIMIT = ir.FIELD_INDEX["system.turn_limit_reached"]
 F_SAFETY = ir.FIELD_INDEX["nlu.safety"]
+F_ACT, F_NODE = ir.FIELD_INDEX["nlu.dialogue_act"], ir.FIELD_INDEX["system.current_node"]
+F_PREVIOUS = ir.FIELD_INDEX["system.previous_node"]
+F_EXHAUSTED = ir.FIELD_INDEX["system.fallback_exhausted"]
+F_RESUMING = ir.FIELD_INDEX["system.conversation_resuming"]
+F_MIN_TURNS_MET = ir.FIELD_INDEX["system.min_turns_met"]
+F_REQUIRED = ir.FIELD_INDEX["system.required_slots_filled"]
+F_SKILL = ir.FIELD_INDEX["skill.status"]
 _CATEGORIES = ir.SAFETY_CATEGORIES  # a tuple: `in` never hashes what a plug-in put there
 SAFETY_NOTE = "null act with a safety finding read as inform"
 
@@ -149,9 +159,10 @@ def safety_of(decision: Decision) -> str | None:
 
 
 def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
-               outcome: ExecutorOutcome | None = None) -> Decision:
+               outcome: ExecutorOutcome | None = None, idle: int = 0) -> Decision:
     """Steps 1-7 of SPEC 6.2 for one user turn; pure. The hot path of every turn, so the
-    steps are written out here in order rather than in one function each."""
+    steps are written out here in order rather than in one function each. `idle`: seconds
+    since the session's previous turn (`system.idle_seconds`, from the engine's clock)."""
     table = _current_table(runtime, state)
     if outcome is not None:
         _check_outcome(runtime, outcome)
@@ -181,8 +192,11 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         runtime.node_index.get(state.previous_node) if state.previous_node else None,
         node_turns, session_turns, no_input, not_understood, exhausted, resuming, turn_limit,
         node_turns >= table.min_turns, not missing, state.skill_status,
+        update is not None and bool(update.stored), idle,
     ]
     facts.extend(map(slots.get, runtime.slot_names))
+    if runtime.profile_names:
+        facts.extend(map(state.profile.get, runtime.profile_names))
     rule = runtime.safety_routes.get(safety) if safety is not None else None
     if rule is not None:  # SPEC 10: before the fallback policy and Action END
         kind = STAY if rule.target == table.index else MOVE
@@ -196,9 +210,14 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         asking = update is not None and update.asked is not None
         kind, target, reason, tier = _choose(runtime, table, facts, missing, outcome, asking)
     complete = kind == COMPLETE  # step 7: the state after the turn, built in one go
+    defaults = ()
     if kind == MOVE and not state.focus:
+        entered = runtime.nodes[target]
+        if entered.clear or (runtime.defaults and table.collect):
+            slots, pending, defaults = crossed_slots(runtime, table, entered, slots, pending,
+                                                     state.profile)
         new_state = replace(
-            state, current_node=runtime.nodes[target].id, previous_node=table.id,
+            state, current_node=entered.id, previous_node=table.id,
             node_turns=0, session_turns=session_turns, no_input_count=no_input,
             not_understood_count=not_understood, fallback_retries=0, fallback_exhausted=False,
             turn_limit_reached=False, slots=slots, pending_confirmation=pending,
@@ -218,7 +237,80 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     return Decision(
         table.index, target, kind, reason, tier, new_state, intent, act, fallback, exhausted,
         missing, turn_limit, complete, resuming, update, notes, facts,
-        outcome.hint if outcome is not None else None, state.focus)
+        outcome.hint if outcome is not None else None, state.focus, defaults)
+
+
+# --- crossing from node to node (SPEC 8.2, 8.3, 8.5) ---------------------------------------
+
+
+def crossed_slots(runtime: Runtime, left: NodeTable, entered: NodeTable, slots: dict,
+                  pending: Any, profile: dict) -> tuple[dict, Any, tuple]:
+    """The slots after leaving `left` and entering `entered`: the defaults of `left`'s collect
+    slots that are still empty are stored (a `{profile.NAME}` default only when the profile
+    has a value), then `entered`'s `clear_slots` are cleared (a confirmation pending on one
+    of them is dropped). (slots, pending, ((slot, default), ...)); the input is not changed."""
+    stored = []
+    for name in left.collect_names:
+        if slots.get(name) is None and name in runtime.defaults:
+            literal, field = runtime.defaults[name]
+            value = literal if field is None else profile.get(field)
+            if value is not None:
+                stored.append((name, value))
+    if stored:
+        slots = {**slots, **dict(stored)}
+    if entered.clear:
+        slots = {name: value for name, value in slots.items() if name not in entered.clear}
+        if pending is not None and pending.slot in entered.clear:
+            pending = None
+    return slots, pending, tuple(stored)
+
+
+def waits(table: NodeTable, slots: dict) -> bool:
+    """Whether a node a turn has entered waits for the user (and speaks): not a transient
+    node, nor a task node whose collect slots are all known (`skip:filled`)."""
+    return not table.transient and not (table.skips_filled and all_collected(table, slots))
+
+
+def entry_route(runtime: Runtime, decision: Decision, state: DialogueState,
+                table: NodeTable) -> tuple[int | None, str] | None:
+    """The entry routing of a node the turn has just entered that does not wait (SPEC 8.3):
+    its `next_nodes`, then `default_next` (no gates, no globals, no fallback), on the turn's
+    NLU facts and the node's fresh system facts (node turn 0, its skill status).
+    (target, reason) for a route taken (reason `skip:filled` for a task node passed because
+    its slots are known); (None, "terminal") for a transient end node where the chain
+    completes; None when the node stays after all (it then speaks)."""
+    facts = entry_facts(runtime, decision.facts, table, state)
+    for route in table.routes:
+        if route.test is None or route.test(facts):
+            if route.target == ir.STAY:
+                return None
+            return route.target, route.reason if table.transient else "skip:filled"
+    if table.transient and table.is_end:
+        return None, "terminal"
+    return None
+
+
+def entry_facts(runtime: Runtime, turn_facts: list, table: NodeTable,
+                state: DialogueState) -> list:
+    """The turn's facts as a node just entered sees them: the NLU part and the counters of the
+    turn, this node's fresh visit (node turn 0, no limit, its gates, its skill status) and the
+    slots as they are now."""
+    facts = list(turn_facts[:ir.SLOT_FIELD_BASE])
+    slots = state.slots
+    missing = missing_slots(table, slots)
+    facts[F_NODE] = table.index
+    facts[F_PREVIOUS] = runtime.node_index.get(state.previous_node) if state.previous_node \
+        else None
+    facts[F_NODE_TURNS] = 0
+    facts[F_EXHAUSTED] = False
+    facts[F_RESUMING] = table.is_end and facts[F_ACT] not in runtime.closing_acts
+    facts[F_TURN_LIMIT] = False
+    facts[F_MIN_TURNS_MET] = table.min_turns <= 0
+    facts[F_REQUIRED] = not missing
+    facts[F_SKILL] = state.skill_status
+    facts.extend(map(slots.get, runtime.slot_names))
+    facts.extend(map(state.profile.get, runtime.profile_names))
+    return facts
 
 
 def _current_table(runtime: Runtime, state: DialogueState) -> NodeTable:
@@ -338,7 +430,10 @@ def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> 
     if detailed:
         lines += ["transition " + describe_transition(runtime, source, decision.facts, result)
                   for source, result in evaluations(runtime, decision)]
-    target = "complete" if decision.next_node is None else runtime.nodes[decision.next_node].id
+    lines += [f"slot default: {name} = {_json(value)}" for name, value in decision.defaults]
+    lines += [f"passed: {node} ({reason})" for node, reason in decision.passed]
+    target = "complete" if decision.next_node is None or decision.complete \
+        else runtime.nodes[decision.next_node].id
     lines.append(f"route: {decision.tier} -> {decision.reason} ({decision.kind} -> {target})")
     return lines
 

@@ -18,6 +18,12 @@ Decisions where the SPEC is silent:
 - email: one `@`, no spaces, a dot in the domain; `pattern` and length bounds also apply.
 - pattern: a full match, tried on at most `patterns.MAX_VALUE_CHARS` characters: a longer
   value is refused (`pattern`), so that the matching time stays bounded (`patterns`).
+- list (SPEC 8.2): one item or a list of items, each checked against the item type; one bad
+  item drops the whole value (its reason); repeats are ignored. Under `append` (the default
+  for lists) new items join the stored ones; more than `max_items` is dropped (`max_items`,
+  re-asked). `min_items` decides when the slot counts as known (`is_filled`), not what may
+  be stored, so that items can arrive one by one.
+- profile (SPEC 8.1): `check_profile` checks a session's profile with the same rules.
 - confirm: a pending confirmation is resolved by the next understood turn: `affirm` stores the
   new value, `deny` keeps the old one, any other understood act drops the offer (the old value
   stays, since the user did not agree); a silent or not-understood turn leaves it pending so
@@ -53,14 +59,15 @@ _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
 # Reasons a value is dropped; `VALIDATION_REASONS` are the ones the NLG re-asks for.
 VALIDATION_REASONS = frozenset({"type", "range", "not_member", "min", "max", "min_length",
-                                "max_length", "pattern"})
+                                "max_length", "pattern", "max_items"})
 
 
 class SlotRule:
     """A slot definition prepared for checking (members as a set, pattern compiled once)."""
 
     __slots__ = ("index", "name", "kind", "members", "folded", "min", "max", "min_length",
-                 "max_length", "pattern", "on_conflict", "slot")
+                 "max_length", "pattern", "on_conflict", "slot", "item", "min_items",
+                 "max_items")
 
     def __init__(self, index: int, slot: ir.Slot):
         self.index = index
@@ -78,11 +85,47 @@ class SlotRule:
                              "and recompile with `mgc compile`") from None
         self.on_conflict = slot.on_conflict
         self.slot = slot
+        # A list slot (SPEC 8.2): each item is checked by `item`, the rule of its item type.
+        self.item = SlotRule(index, msgspec.structs.replace(
+            slot, value_type=slot.items, items=None)) if slot.items is not None else None
+        self.min_items, self.max_items = slot.min_items, slot.max_items
 
 
 def compile_slot_rules(program: ir.Program) -> tuple[SlotRule, ...]:
     """One rule per declared slot, in slot-index order."""
     return tuple(SlotRule(i, slot) for i, slot in enumerate(program.slots))
+
+
+def compile_profile_rules(program: ir.Program) -> tuple[SlotRule, ...]:
+    """One rule per profile field (SPEC 8.1: the slot value types and constraints)."""
+    return tuple(SlotRule(i, field) for i, field in enumerate(program.profile))
+
+
+def check_profile(rules: Sequence[SlotRule], given: dict[str, Any]) -> dict[str, Any] | str:
+    """The given profile with its values normalized, or one line naming the first field that
+    is undeclared or invalid (the session is then not started)."""
+    by_name = {rule.name: rule for rule in rules}
+    checked: dict[str, Any] = {}
+    for name, value in given.items():
+        rule = by_name.get(name) if isinstance(name, str) else None
+        if rule is None:
+            known = ", ".join(by_name) or "none are declared"
+            return f"profile field {name!r} is not declared (profile fields: {known})"
+        if value is None:
+            continue  # not known: reads as null
+        ok, normal, reason = check_value(rule, value)
+        if not ok:
+            return f"profile field {name!r} has an invalid value {value!r} ({reason})"
+        checked[name] = normal
+    return checked
+
+
+def is_filled(rule: SlotRule, value: Any) -> bool:
+    """Whether a stored value counts as known: any value, and a list with at least
+    `min_items` items (an empty list is never stored)."""
+    if value is None:
+        return False
+    return rule.min_items is None or rule.item is None or len(value) >= rule.min_items
 
 
 class SlotUpdate(msgspec.Struct, frozen=True):
@@ -100,8 +143,11 @@ class SlotUpdate(msgspec.Struct, frozen=True):
 
 
 def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
-    """(ok, normalized value, reason) for one value against one slot."""
+    """(ok, normalized value, reason) for one value against one slot; a list slot takes one
+    item or a list of them (normalized to a list without repeats, each item checked)."""
     kind = rule.kind
+    if rule.item is not None:
+        return _check_items(rule, value)
     if kind in ("integer", "number"):
         number = _as_number(value, kind == "integer")
         if number is None:
@@ -125,6 +171,28 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")
     return _check_text(rule, value.strip())
+
+
+def _check_items(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
+    items: list = []
+    for item in value if isinstance(value, list) else [value]:
+        ok, normal, reason = check_value(rule.item, item)
+        if not ok:
+            return False, value, reason
+        if normal not in items:
+            items.append(normal)
+    if rule.max_items is not None and len(items) > rule.max_items:
+        return False, value, "max_items"
+    return True, items, ""
+
+
+def _merged(rule: SlotRule, old: Any, value: Any) -> tuple[Any, str]:
+    """A list slot's new value under `append` (new items added, repeats ignored), or the
+    reason it cannot be stored ("max_items")."""
+    merged = list(old) + [item for item in value if item not in old]
+    if rule.max_items is not None and len(merged) > rule.max_items:
+        return old, "max_items"
+    return merged, ""
 
 
 def _check_text(rule: SlotRule, text: str) -> tuple[bool, Any, str]:
@@ -183,7 +251,7 @@ def apply_slots(runtime: SlotTables, slots: dict[str, Any], pending: PendingConf
         if index is None:
             dropped.append((name, value, "undeclared_slot"))
             continue
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if value is None or value == [] or (isinstance(value, str) and not value.strip()):
             dropped.append((name, value, "null"))
             continue
         rule = runtime.slot_rules[index]
@@ -194,7 +262,15 @@ def apply_slots(runtime: SlotTables, slots: dict[str, Any], pending: PendingConf
                 invalid.append(index)
             continue
         old = work.get(name)
-        if old is None or rule.on_conflict == "overwrite":
+        if old is not None and rule.on_conflict == "append":
+            merged, reason = _merged(rule, old, value)
+            if reason:
+                dropped.append((name, value, reason))
+                if index not in invalid:
+                    invalid.append(index)
+                continue
+            value = merged
+        if old is None or rule.on_conflict in ("overwrite", "append"):
             if old != value:
                 work[name] = value
                 stored.append((name, value))

@@ -50,6 +50,18 @@ class PendingConfirmation(msgspec.Struct, array_like=True, frozen=True):
     previous: Any  # the value kept on deny
 
 
+class ActionRecord(msgspec.Struct, array_like=True, frozen=True):
+    """A completed skill run (SPEC 8.4): its action id and result, so that a run with a
+    recorded id is not run again."""
+
+    action_id: str  # SESSION:TURN:NODE
+    status: str
+    data: dict[str, Any] = {}
+
+
+ACTIONS_KEPT = 8  # completed actions remembered: a turn passes few nodes, and ids never recur later
+
+
 class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
     """Per-session state (SPEC 5). `skill_*` describe the current visit of the current node."""
 
@@ -71,6 +83,8 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
     complete: bool = False
     complete_reason: str | None = None
     focus: bool = False  # `--node` mode: routing is reported, never followed
+    profile: dict[str, Any] = {}  # validated at start, never changed (SPEC 8.1)
+    actions: list[ActionRecord] = []  # completed skill runs, newest last (SPEC 8.4)
     history: list[bytes] = []  # encoded HistoryEntry, oldest first; see entries()
     created_at: float = 0.0
     updated_at: float = 0.0

@@ -171,8 +171,8 @@ def test_turn_sequences_are_lines_mgi_accepts(drawn):
     for turn in turns:
         line = json.dumps(turn, ensure_ascii=False)
         scripted = "nlu" in turn or not turn["user"].strip()
-        user, nlu = parse_turn(line, True, scripted)
-        assert user == turn["user"] and nlu == turn.get("nlu")
+        user, nlu, idle = parse_turn(line, True, scripted)
+        assert user == turn["user"] and nlu == turn.get("nlu") and idle == turn.get("idle", 0)
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from irkit import SILENT, ProgramBuilder, eq, nlu, senimate_like
 from conftest import examples
 
 JSON_FIELDS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots",
-               "nlu"]
+               "nlu", "passed"]
 
 
 def engine(builder=None, **kwargs) -> Engine:

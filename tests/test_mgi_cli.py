@@ -23,7 +23,7 @@ from interpreter import ir
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("senimate", "senimate_weather", "clinic_booking")
-JSON_KEYS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots", "nlu"]
+JSON_KEYS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots", "nlu", "passed"]
 REASON = re.compile(r"^(opening|action_end|global:\w+|global\[\d+\]|request:\w+|gate:min_turns|"
                     r"gate:required_slots|(stay:)?next_nodes\[\d+\]|default_next|terminal|no_route|"
                     r"fallback:(no_input|not_understood))$")

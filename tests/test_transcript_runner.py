@@ -336,7 +336,7 @@ def test_json_report(tmp_path, ir_dir):
                                  "expected next=meal_check, got daily_life_check "
                                  "(reason default_next)"}]
     assert set(step["turn"]) == {"turn", "user", "node", "next_node", "reason", "complete",
-                                 "response", "slots", "nlu"}
+                                 "response", "slots", "nlu", "passed"}
 
 
 def test_run_transcript_directly(ir_dir):

@@ -34,7 +34,8 @@ HISTORY_FILE = "~/.mago_history"
 HISTORY_LENGTH = 1000
 QUIT = "/quit"
 SESSION_ID = "cli"
-TURN_KEYS = frozenset(("user", "nlu"))
+TURN_KEYS = frozenset(("user", "nlu", "idle"))
+MAX_IDLE_SECONDS = 10 * 365 * 86400  # a simulated pause (SPEC 8.5) of at most ten years
 
 
 
@@ -73,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--script", metavar="FILE|-",
                      help="read one turn per line from FILE (- for stdin)")
     run.add_argument("--json", dest="as_json", action="store_true",
-                     help='JSON lines: {"user": ..., "nlu": {...}} in, one object per turn out')
+                     help='JSON lines: {"user": ..., "nlu": {...}, "idle": SECONDS} in, one '
+                          'object per turn out')
+    run.add_argument("--profile", metavar="FILE.json",
+                     help="the session profile: a JSON object of the scenario's profile fields")
     add_limit_option(run)
     run.set_defaults(handler=run_command)
     test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
@@ -139,6 +143,7 @@ def run_command(args: argparse.Namespace) -> int:
                          "--json lines like {\"user\": \"네\", \"nlu\": {\"dialogue_act\": \"affirm\"}}")
     llm = llm_settings(args)
     interactive = args.script is None and streams.stdin_open() and sys.stdin.isatty()
+    profile = read_profile(args.profile) if args.profile else None
     runtime = load_runtime(args.ir_file)
     stream = None if interactive else open_script(args.script)
     try:
@@ -146,7 +151,7 @@ def run_command(args: argparse.Namespace) -> int:
                                     echo_user=not interactive, nlg_name=args.nlg_name, llm=llm)
         if interactive:
             note(f"(type {QUIT} or press Ctrl-D to end)")
-        conversation.open(args.bot_first, args.focus)
+        conversation.open(args.bot_first, args.focus, profile)
         if stream is None:
             run_interactive(conversation)
         else:
@@ -155,6 +160,19 @@ def run_command(args: argparse.Namespace) -> int:
         if stream is not None and stream is not sys.stdin.buffer:
             stream.close()
     return 0
+
+
+def read_profile(path: str) -> Any:
+    """The JSON value of a `--profile` file (checked against the scenario at the start)."""
+    import json
+
+    try:
+        return files.decode_json(files.read_input(path).decode("utf-8"))[0]
+    except files.InputFileError as error:
+        raise InputError(f"cannot read profile {path}: {error.reason}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, files.JSONLimitError) as error:
+        raise InputError(f"profile {path} is not a JSON object ({error}); write "
+                         "{\"field\": value, ...}") from None
 
 
 def test_command(args: argparse.Namespace) -> int:
@@ -214,14 +232,16 @@ class Conversation:
 
     def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool,
                  nlg_name: str = "template", llm: Any = None):
-        from ..engine import Engine
+        from ..engine import Engine, ShiftedClock
         from ..understanding.nlu import ScriptedNLU
 
         self.runtime = runtime
         self.scripted = nlu_name == "scripted"
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
         nlu, nlg, self.journal = llm_plugins(llm, runtime, nlu_name, nlg_name, nlu)
-        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note))
+        self.clock = ShiftedClock()  # `"idle": SECONDS` lines pause it (SPEC 8.5)
+        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note),
+                             clock=self.clock)
         self.llm_warned = False
         self.level = level
         self.as_json = as_json
@@ -232,14 +252,14 @@ class Conversation:
     def complete(self) -> bool:
         return self.complete_reason is not None
 
-    def open(self, bot_first: bool | None, focus: str | None) -> None:
+    def open(self, bot_first: bool | None, focus: str | None, profile: Any = None) -> None:
         """Start the session and print the opening (if the bot speaks first)."""
         from .console import start_lines
         from ..engine import EngineError
 
         try:
-            result = self.engine.start(SESSION_ID, bot_first, focus)
-        except EngineError as error:  # an unknown --node
+            result = self.engine.start(SESSION_ID, bot_first, focus, profile)
+        except EngineError as error:  # an unknown --node, an invalid profile
             raise InputError(str(error)) from None
         if not self.as_json and self.level != "chat":
             speaks = result.response is not None
@@ -247,8 +267,10 @@ class Conversation:
         if result.response is not None:
             self.show(result)
 
-    def turn(self, text: str, nlu: dict | None) -> None:
-        """One user turn; `EngineError` (e.g. a turn after completion) propagates."""
+    def turn(self, text: str, nlu: dict | None, idle: float = 0) -> None:
+        """One user turn, after a simulated pause of `idle` seconds; `EngineError` (e.g. a
+        turn after completion) propagates."""
+        self.clock.pause(idle)
         result = self.engine.turn(SESSION_ID, text, nlu)
         self.show(result)
         if result.complete and not result.focus:  # focus mode reports completion, never ends
@@ -286,10 +308,12 @@ def emit(lines: list[str]) -> None:
 # --- input lines ----------------------------------------------------------------------------
 
 
-def parse_turn(text: str, as_json: bool, scripted: bool) -> tuple[str, dict | None]:
-    """(user text, NLU override or None) from one input line, or `LineError`."""
+def parse_turn(text: str, as_json: bool,
+               scripted: bool) -> tuple[str, dict | None, float]:
+    """(user text, NLU override or None, simulated pause in seconds) from one input line,
+    or `LineError`."""
     if not as_json or not text.strip():  # a blank line is a silent turn in both modes
-        return text, None
+        return text, None, 0
     import json
 
     try:
@@ -307,11 +331,20 @@ def parse_turn(text: str, as_json: bool, scripted: bool) -> tuple[str, dict | No
                         "expected {\"user\": \"text\", \"nlu\": {...}}")
     unknown = sorted(set(value) - TURN_KEYS)
     if unknown:
-        raise LineError(f"unknown key {unknown[0]!r}; a turn has \"user\" and optionally \"nlu\"")
+        raise LineError(f"unknown key {unknown[0]!r}; a turn has \"user\" and optionally "
+                        "\"nlu\" and \"idle\"")
     user, nlu = value.get("user"), value.get("nlu")
     if not isinstance(user, str):
         raise LineError("\"user\" must be a string (\"\" for a silent turn)")
-    return user, check_nlu(nlu, user, scripted)
+    return user, check_nlu(nlu, user, scripted), check_idle(value.get("idle", 0))
+
+
+def check_idle(idle: Any) -> float:
+    """A simulated pause: seconds, a number from 0 to ten years (SPEC 8.5)."""
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not (
+            0 <= idle <= MAX_IDLE_SECONDS):
+        raise LineError(f"\"idle\" must be a number of seconds from 0 to {MAX_IDLE_SECONDS}")
+    return float(idle)
 
 
 def check_nlu(nlu: Any, user: str, scripted: bool) -> dict | None:
@@ -388,8 +421,7 @@ def run_script(conversation: Conversation, stream: IO[bytes]) -> None:
         if text.strip() == QUIT:
             return
         try:
-            user, nlu = parse_turn(text, conversation.as_json, conversation.scripted)
-            conversation.turn(user, nlu)
+            conversation.turn(*parse_turn(text, conversation.as_json, conversation.scripted))
         except (LineError, EngineError) as error:
             raise InputError(f"line {number}: {error}") from None
 
@@ -425,8 +457,7 @@ def interactive_turn(conversation: Conversation, text: str) -> None:
         note(f"mgi: longer than {MAX_LINE_BYTES} bytes; a turn is one line of text")
         return
     try:
-        user, nlu = parse_turn(text, conversation.as_json, conversation.scripted)
-        conversation.turn(user, nlu)
+        conversation.turn(*parse_turn(text, conversation.as_json, conversation.scripted))
     except (LineError, EngineError) as error:
         note(f"mgi: {error}")
 

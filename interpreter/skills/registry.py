@@ -38,6 +38,7 @@ class SkillContext(msgspec.Struct, frozen=True):
     node_id: str
     language: str
     slots: dict[str, Any] = {}
+    action_id: str = ""  # stable per session turn and node: SESSION:TURN:NODE (SPEC 8.4)
 
 
 class Skill:

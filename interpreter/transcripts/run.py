@@ -16,18 +16,21 @@ The format (one key per line; `#` after whitespace starts a comment, as in YAML)
     nlu: rules                # rules (default) or scripted
     bot_first: true           # default: the scenario's graph.bot_first
     focus: health_check       # focus mode on that node
+    profile: {"email": "me@example.com"}   # the session profile (SPEC 8.1; JSON object)
 
     bot:                      # the opening (bot-first only, first step); expectations follow
       node: greeting_introduction
       says: 안녕하세요
     user: 응 좋아요           # a turn; `user:` alone is a silent turn
       nlu: {"dialogue_act": "affirm"}   # NLU override for this turn (JSON object)
+      idle: 1900                        # seconds of silence before this turn (SPEC 8.5)
       node: greeting_introduction       # where the turn was handled
       next: daily_life_check            # where the session is now; `-` = none (complete)
       not-next: meal_check              # ... and not this node (`-`: not complete; repeatable)
       reason: default_next              # exact reason code
       complete: false
       slots: {"meal_status": "skipped"} # subset check; null = unfilled
+      passed: check_input send          # the nodes passed without waiting, in order (`-`: none)
       says: 요즘                         # the response contains this (repeatable)
       not-says: 다음에 또 뵐게요          # the response does not contain this (repeatable)
 
@@ -45,10 +48,11 @@ from typing import Any, NamedTuple
 
 from ..files import InputFileError, JSONLimitError, decode_json, read_input
 
-HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus")
+HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus", "profile")
 STEP_KEYS = ("bot", "user")
-EXPECT_KEYS = ("nlu", "node", "next", "not-next", "reason", "complete", "slots", "says",
-               "not-says")
+EXPECT_KEYS = ("nlu", "idle", "node", "next", "not-next", "reason", "complete", "slots",
+               "passed", "says", "not-says")
+INPUT_KEYS = ("nlu", "idle")  # what a user step gives the turn, beside its words
 REPEATABLE = frozenset(("says", "not-says", "not-next"))
 NLU_NAMES = ("rules", "scripted")
 NONE_MARK = "-"
@@ -80,6 +84,7 @@ class Step(NamedTuple):
     line: int
     nlu: dict | None = None
     expectations: tuple[Expectation, ...] = ()
+    idle: float = 0  # seconds of silence simulated before the turn (SPEC 8.5)
 
     def label(self) -> str:
         if self.kind == "bot":
@@ -98,6 +103,7 @@ class Transcript(NamedTuple):
     focus: str | None
     steps: tuple[Step, ...]
     lines: dict[str, int]  # header key -> its line (for errors found when running)
+    profile: dict | None = None
 
 
 # --- parsing ------------------------------------------------------------------------------
@@ -165,7 +171,8 @@ class _Parser:
                                      "`bot:` or `user:` step")
         if key in self.header:
             raise self.error(number, f"`{key}` given twice (first on line {self.lines[key]})")
-        self.header[key] = _header_value(key, _text(value), lambda m: self.error(number, m))
+        raw = value if key == "profile" else _text(value)  # a `#` in JSON text is kept
+        self.header[key] = _header_value(key, raw, lambda m: self.error(number, m))
         self.lines[key] = number
 
     def step(self, number: int, kind: str, value: str) -> None:
@@ -177,7 +184,8 @@ class _Parser:
             if self.steps:
                 raise self.error(number, "`bot:` (the opening) can only be the first step")
             text = None
-        self.current = {"kind": kind, "text": text, "line": number, "nlu": None, "expect": []}
+        self.current = {"kind": kind, "text": text, "line": number, "nlu": None, "idle": None,
+                        "expect": []}
 
     def expectation(self, number: int, key: str, value: str) -> None:
         step = self.current
@@ -190,14 +198,18 @@ class _Parser:
         if key not in EXPECT_KEYS:
             raise self.error(number, _unknown("expectation", key, EXPECT_KEYS))
         if key not in REPEATABLE and any(e.key == key for e in step["expect"]) or (
-                key == "nlu" and step["nlu"] is not None):
+                key in INPUT_KEYS and step[key] is not None):
             raise self.error(number, f"`{key}` given twice in this step")
         parsed = _expect_value(key, value, lambda m: self.error(number, m))
+        if key in INPUT_KEYS and step["kind"] == "bot":
+            what = "NLU" if key == "nlu" else "pause"
+            raise self.error(number, f"the opening has no {what}; `{key}:` belongs to a user "
+                                     "turn")
         if key == "nlu":
-            if step["kind"] == "bot":
-                raise self.error(number, "the opening has no NLU; `nlu:` belongs to a user turn")
             _check_override(parsed, step["text"], lambda m: self.error(number, m))
             step["nlu"] = parsed
+        elif key == "idle":
+            step["idle"] = parsed
         else:
             step["expect"].append(Expectation(key, parsed, number))
 
@@ -210,7 +222,7 @@ class _Parser:
             raise self.error(step["line"], "with `nlu: scripted` every user turn with text "
                                            "needs an `nlu:` line")
         self.steps.append(Step(step["kind"], step["text"], step["line"], step["nlu"],
-                               tuple(step["expect"])))
+                               tuple(step["expect"]), step["idle"] or 0))
 
     def finish(self) -> Transcript:
         self.close()
@@ -223,7 +235,8 @@ class _Parser:
             raise self.error(0, "no steps; add `user:` lines (and `bot:` for the opening)")
         return Transcript(self.path, header.get("scenario"), header.get("ir"),
                           header.get("nlu", "rules"), header.get("bot_first"),
-                          header.get("focus"), tuple(self.steps), dict(self.lines))
+                          header.get("focus"), tuple(self.steps), dict(self.lines),
+                          header.get("profile"))
 
 
 def _text(value: str) -> str:
@@ -235,6 +248,8 @@ def _text(value: str) -> str:
 def _header_value(key: str, value: str, fail) -> Any:
     if key == "bot_first":
         return _boolean(value, fail)
+    if key == "profile":
+        return _json_object(key, value, fail)
     if not value:
         raise fail(f"`{key}:` needs a value")
     if key == "nlu" and value not in NLU_NAMES:
@@ -250,9 +265,24 @@ def _expect_value(key: str, value: str, fail) -> Any:
         return _boolean(text, fail)
     if not text:
         raise fail(f"`{key}:` needs a value")
+    if key == "idle":
+        return _seconds(text, fail)
+    if key == "passed":
+        return () if text == NONE_MARK else tuple(text.replace(",", " ").split())
     if key in ("next", "not-next") and text == NONE_MARK:
         return None
     return text
+
+
+def _seconds(text: str, fail) -> float:
+    """`idle:` seconds, a number from 0 (SPEC 8.5)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise fail(f"`idle:` is a number of seconds (0 or more), not {text!r}")
+    return seconds
 
 
 def _boolean(value: str, fail) -> bool:
@@ -421,21 +451,25 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
     `nlu` defaults to the transcript's (`rules` or `scripted`), `skills` to the default
     registry; pass them to share them between transcripts.
     """
-    from ..engine import Engine, EngineError
+    from ..engine import Engine, EngineError, InvalidProfile, ShiftedClock
 
     if nlu is None:
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)
-    engine = Engine(runtime, nlu, skills=skills)
+    clock = ShiftedClock()
+    engine = Engine(runtime, nlu, skills=skills, clock=clock)
     try:
-        opening = engine.start("transcript", transcript.bot_first, transcript.focus)
-    except EngineError as error:  # an unknown focus node
+        opening = engine.start("transcript", transcript.bot_first, transcript.focus,
+                               transcript.profile)
+    except EngineError as error:  # an unknown focus node, an invalid profile
+        key = "profile" if isinstance(error, InvalidProfile) else "focus"
         return TranscriptResult(transcript.path, error=TranscriptError(
-            transcript.path, transcript.lines.get("focus", 0), str(error)))
+            transcript.path, transcript.lines.get(key, 0), str(error)))
     results: list[StepResult] = []
     for index, step in enumerate(transcript.steps, start=1):
         if step.kind == "bot":
             results.append(_check_opening(index, step, opening))
             continue
+        clock.pause(step.idle)
         try:
             result = engine.turn("transcript", step.text, step.nlu)
         except EngineError as error:
@@ -476,6 +510,12 @@ def _mismatch(expectation: Expectation, result: Any) -> str | None:
             return None
         where = f"(reason {result.reason})" if key != "reason" else f"(node {result.node})"
         return f"expected {key}={_show(want)}, got {_show(got)} {where}"
+    if key == "passed":
+        got = tuple(entry["node"] for entry in result.passed)
+        if got == want:
+            return None
+        return (f"expected passed={' '.join(want) or NONE_MARK}, got "
+                f"{' '.join(got) or NONE_MARK} {context}")
     if key == "not-next":
         if result.next_node != want:
             return None

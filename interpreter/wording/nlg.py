@@ -19,20 +19,20 @@ After: the template NLG speaks for
 A confirmation raised this turn (slot `on_conflict: confirm`) is asked first. A skill node
 whose skill failed or timed out puts `params.fallback` before its sentence.
 
-Placeholders `{slots.NAME}` and `{skill.data.KEY}` are filled by plain lookup (a regex, never
-`str.format` or eval). A sentence whose placeholder has no value is left out, so the
-response never leaks braces or a half sentence ("오늘 날씨는 {skill.data.summary}." disappears
-when the weather is unknown). Common messages are Korean or English after `program.language`.
+Placeholders `{slots.NAME}`, `{profile.NAME}` and `{skill.data.KEY}` are filled by plain
+lookup (`interpreter.placeholders`). A sentence whose placeholder has no value is left out, so
+the response never leaks braces or a half sentence ("오늘 날씨는 {skill.data.summary}."
+disappears when the weather is unknown). Common messages are Korean or English after `program.language`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from ..executors import missing_slots
+from ..placeholders import fill_placeholders, format_value, unfilled_placeholders  # noqa: F401
 from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
 
 if TYPE_CHECKING:
@@ -64,9 +64,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
 }
 
-_PLACEHOLDER = re.compile(r"\{(slots|skill\.data)\.([A-Za-z0-9_.\-]+)\}")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-_MISSING = object()
 
 
 class RenderContext(msgspec.Struct, frozen=True):
@@ -166,7 +163,8 @@ class TemplateNLG:
         if not text or "{" not in text:
             return text or ""
         here = table.id == state.current_node
-        return fill_placeholders(text, state.slots, state.skill_data if here else {}, words)
+        return fill_placeholders(text, state.slots, state.skill_data if here else {}, words,
+                                 state.profile)
 
 
 def _unfilled(table: NodeTable, state: DialogueState) -> tuple[int, ...]:
@@ -188,67 +186,3 @@ def _confirm_question(runtime: Runtime, pending, words: dict[str, str]) -> str:
     # No slot label: `description` is guidance for the NLU, not words for the user.
     return (words["confirm"].replace("{old}", format_value(pending.previous, words))
             .replace("{new}", format_value(pending.value, words)))
-
-
-def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, Any],
-                      words: dict[str, str] | None = None) -> str:
-    """Substitute placeholders; drop each sentence with a placeholder that has no value."""
-    if "{" not in text:
-        return text
-    words = words or MESSAGES["en"]
-    kept = []
-    for sentence in _SENTENCE_END.split(text):
-        unfilled = False
-
-        def substitute(match: re.Match) -> str:
-            nonlocal unfilled
-            value = _value(match, slots, skill_data)
-            if value is _MISSING:
-                unfilled = True
-                return ""
-            return format_value(value, words)
-        filled = _PLACEHOLDER.sub(substitute, sentence)
-        if not unfilled:
-            kept.append(filled)
-    return " ".join(kept)
-
-
-def unfilled_placeholders(text: str, slots: dict[str, Any],
-                          skill_data: dict[str, Any]) -> list[tuple[str, str]]:
-    """(placeholder, sentence) for each placeholder `fill_placeholders` finds no value for,
-    so the sentence it stands in is left out (`mgi fuzz` reports these)."""
-    found = []
-    for sentence in _SENTENCE_END.split(text) if "{" in text else ():
-        for match in _PLACEHOLDER.finditer(sentence):
-            if _value(match, slots, skill_data) is _MISSING:
-                found.append((match.group(0), sentence))
-    return found
-
-
-def _value(match: re.Match, slots: dict[str, Any], skill_data: dict[str, Any]) -> Any:
-    """The value of a placeholder (a `_PLACEHOLDER` match), or `_MISSING` when it has none:
-    absent, null or empty."""
-    source = slots if match.group(1) == "slots" else skill_data
-    key = match.group(2)
-    if key in source:
-        value = source[key]
-    else:
-        value = source
-        for part in key.split("."):  # nested skill data: {skill.data.today.summary}
-            if not isinstance(value, dict) or part not in value:
-                return _MISSING
-            value = value[part]
-    return _MISSING if value is None or value == "" else value
-
-
-def format_value(value: Any, words: dict[str, str]) -> str:
-    """A slot or skill value as words: booleans in the scenario language, numbers plainly."""
-    if isinstance(value, bool):
-        return words["true" if value else "false"]
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (dict, list)):
-        return msgspec.json.encode(value).decode()
-    return str(value)
-
-
