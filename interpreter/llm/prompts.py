@@ -95,9 +95,13 @@ def reading_type(program: ir.Program) -> type:
 
 
 def _slot_type(slot: ir.Slot) -> Any:
-    if slot.value_type == "enum":
-        return Literal[tuple(slot.values)]  # type: ignore[valid-type]
-    return {"integer": int, "number": float, "boolean": bool}.get(slot.value_type, str)
+    """A slot's value in the answer schema; a list slot's is a list of its items (SPEC 8.2)."""
+    kind = slot.items if slot.value_type == "list" else slot.value_type
+    if kind == "enum":
+        item = Literal[tuple(slot.values)]  # type: ignore[valid-type]
+    else:
+        item = {"integer": int, "number": float, "boolean": bool}.get(kind, str)
+    return list[item] if slot.value_type == "list" else item
 
 
 def nlu_schema(reading: type) -> dict:
@@ -202,7 +206,7 @@ def nlu_head(program: ir.Program, node: ir.Node) -> str:
     the designer's guidance, the node, intents, acts and slots."""
     sections = [NLU_TASK, program.prompt_nlu.strip(), _node_section(program, node),
                 _intent_section(program), ACT_SECTION, _slot_section(program, node),
-                SAFETY_SECTION]
+                _profile_section(program), SAFETY_SECTION]
     return "\n\n".join(s for s in sections if s)
 
 
@@ -250,8 +254,22 @@ def _slot_section(program: ir.Program, node: ir.Node) -> str:
     return "\n".join(lines)
 
 
+def _profile_section(program: ir.Program) -> str:
+    """The profile fields (SPEC 8.1): known to the application, so never read as slots."""
+    if not program.profile:
+        return ""
+    names = ", ".join(field.name for field in program.profile)
+    return (f"## Profile\nThe application already knows the user's {names}; these are not "
+            "slots: never put them in slots unless a slot asks for them.")
+
+
 def _slot_kind(slot: ir.Slot) -> str:
-    """`enum: adequate | skipped`, `integer 0 to 10`, `string, 2-40 characters, pattern P`."""
+    """`enum: adequate | skipped`, `integer 0 to 10`, `string, 2-40 characters, pattern P`;
+    a list slot: `list of ITEM KIND, at most N items (every item heard)`."""
+    if slot.value_type == "list":
+        item = msgspec.structs.replace(slot, value_type=slot.items or "string", items=None)
+        most = f", at most {slot.max_items} items" if slot.max_items else ""
+        return f"list of {_slot_kind(item)}{most} (every item heard, as a JSON array)"
     if slot.value_type == "enum":
         return "enum: " + " | ".join(slot.values)
     kind = {"number": "number", "integer": "integer", "boolean": "true or false",
@@ -423,6 +441,12 @@ def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
     if where not in _NO_SLOTS:
         parts += _ask_parts(runtime, decision, table, state)
     parts += _skill_parts(table, state, where)
+    if state.profile:
+        parts.append(Part("profile", "What the application knows about the user: "
+                                     f"{to_json(state.profile)}"))
+    if decision.passed:
+        steps = ", ".join(f"{node} ({reason})" for node, reason in decision.passed)
+        parts.append(Part("passed", f"On the way here this turn passed: {steps}."))
     if reference:
         parts.append(Part("reference", "Reference sentence (what this reply must convey; "
                                        f"reword it naturally, keep its meaning): {reference}"))

@@ -400,6 +400,16 @@ class _EnumSlot:
                                          {reading[0] for _, reading in ordered}))
         self.readings = [reading[1:] for _, reading in ordered]
 
+    def read_all(self, spaced: str) -> list[str]:
+        """Every member `spaced` names, in order (the items of a list slot, SPEC 8.2)."""
+        found: list[str] = []
+        for match in self.regex.finditer(spaced):
+            member, negated, _ = self.readings[match.lastindex - 1]
+            if not negated and not _span_negated(spaced, match.start(), match.end()) \
+                    and member not in found:
+                found.append(member)
+        return found
+
     def read(self, spaced: str) -> str | None:
         """The member `spaced` names (the longest synonym wins), or None."""
         best_size, best = 0, None
@@ -434,6 +444,17 @@ class _PatternSlot:
             self.search = patterns.compile_pattern(body, _SLOT_SEARCH) if body else None
         except patterns.PatternError:
             self.search = None
+
+    def read_all(self, raw: str) -> list[str]:
+        """Every value the utterance holds, in order (the items of a list slot)."""
+        found: list[str] = []
+        text = patterns.searched(raw)
+        for match in self.search.finditer(text) if self.search is not None else ():
+            value = match.group(0).strip()
+            if value and not lex.cuts_a_token(text, *match.span()) and value not in found \
+                    and patterns.fullmatches(self.full, value):
+                found.append(value)
+        return found
 
     def read(self, raw: str) -> str | None:
         """The value the utterance holds, or None."""
@@ -477,6 +498,11 @@ def _pick_number(found: list[tuple[int | float, str, int]], slot: ir.Slot) -> in
     return (in_bounds or candidates or [None])[0]
 
 
+def item_kind(slot: ir.Slot) -> str:
+    """The value type a slot's values are read as: its items' for a list slot."""
+    return slot.items if slot.value_type == "list" and slot.items else slot.value_type
+
+
 class _Heard(NamedTuple):
     """What slot reading may look at: the answer part of the utterance, as words and text."""
 
@@ -498,12 +524,12 @@ class RulesNLU:
         self.program = program
         self._intents = _IntentMatcher(program.intents)
         self._enums = {i: _EnumSlot(s) for i, s in enumerate(program.slots)
-                       if s.value_type == "enum" and s.values}
+                       if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._emails_anywhere = tuple(emails) if len(emails) == 1 else ()
         self._patterned: dict[int, _PatternSlot] = {}
         for i, slot in enumerate(program.slots):
-            if slot.value_type == "string" and slot.pattern:
+            if item_kind(slot) == "string" and slot.pattern:
                 try:
                     self._patterned[i] = _PatternSlot(slot)
                 except patterns.PatternError:
@@ -544,7 +570,7 @@ class RulesNLU:
                 found[self.program.slots[index].name] = value
         # Over-answering needs content: "아니 괜찮아요" declines, it is no health report.
         for index in () if act_words_only else (*self._enums, *self._emails_anywhere):
-            if index not in collected:
+            if index not in collected and self.program.slots[index].value_type != "list":
                 value = self._read_named(index, heard.content, raw)
                 if value is not None:
                     found[self.program.slots[index].name] = value
@@ -556,6 +582,8 @@ class RulesNLU:
 
     def _read_collected(self, index: int, heard: _Heard, act: str) -> Any:
         slot = self.program.slots[index]
+        if slot.value_type == "list":
+            return self._read_items(index, heard) or None
         if slot.value_type in _NUMERIC_TYPES:
             words = heard.words
             if _DATE.search(heard.raw):  # "2025-03-20" is a date, not the number 2025
@@ -566,6 +594,23 @@ class RulesNLU:
         if index in self._patterned:
             return self._patterned[index].read(heard.raw)
         return self._read_named(index, heard.text, heard.raw)
+
+    def _read_items(self, index: int, heard: _Heard) -> list:
+        """The items a collected list slot hears (SPEC 8.2): every member named, every
+        e-mail address, every number, every match of the items' pattern; a list of plain
+        strings is not read (there is no telling where one item ends)."""
+        slot = self.program.slots[index]
+        if index in self._enums:
+            return self._enums[index].read_all(heard.text)
+        if index in self._patterned:
+            return self._patterned[index].read_all(heard.raw)
+        if slot.items == "email":
+            return list(dict.fromkeys(_EMAIL.findall(heard.raw)))
+        if slot.items in _NUMERIC_TYPES:
+            whole = slot.items == "integer"
+            return [int(v) if whole else v for v, _, _ in lex.numbers(heard.words)
+                    if not whole or float(v).is_integer()]
+        return []
 
     def _read_named(self, index: int, text: str, raw: str) -> Any:
         """An enum member or an email: the values an utterance names unmistakably."""
