@@ -30,7 +30,8 @@ import msgspec
 from msgspec.structs import replace
 
 from . import ir
-from .executors import ExecutorOutcome, needs_skill_run, run_node_skill
+from .executors import (ExecutorOutcome, action_id, action_node, needs_skill_run,
+                        run_node_skill)
 from .loader import Runtime
 from .wording.nlg import NLG, RenderContext, TemplateNLG
 from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
@@ -40,7 +41,7 @@ from .routing import (KNOWN_ACTS, MOVE, Decision, RoutingError, crossed_slots, e
 from .stores.sessions import MemorySessionStore, SessionStore
 from .skills.registry import SkillRegistry
 from .slots import check_profile
-from .state import HISTORY_LIMIT, DialogueState, append_history, unstorable_at
+from .state import HISTORY_LIMIT, ActionRecord, DialogueState, append_history, unstorable_at
 
 
 class EngineError(Exception):
@@ -73,6 +74,15 @@ def _refusal(session_id: str, record: tuple[DialogueState, int] | None) -> Engin
         return SessionNotFound(f"no session {session_id}; start it first")
     return SessionComplete(f"session {session_id} is complete ({record[0].complete_reason}); "
                            "start a new session")
+
+
+def renumbered(actions: tuple[ActionRecord, ...], state: DialogueState) -> list[ActionRecord]:
+    """Completed actions of an unsaved attempt, with the ids they have in the turn that
+    follows `state` (the same session and nodes, this turn's number)."""
+    turn = state.session_turns + 1
+    return [replace(action, action_id=action_id(state.session_id, turn,
+                                                action_node(action.action_id)))
+            for action in actions]
 
 
 class ShiftedClock:
@@ -233,12 +243,18 @@ class Engine:
     # --- user turns --------------------------------------------------------------------
 
     def turn(self, session_id: str, text: str, nlu_override: NLUResult | dict | None = None,
-             outcome: ExecutorOutcome | None = None) -> TurnResult:
-        """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it."""
+             outcome: ExecutorOutcome | None = None,
+             carried: tuple[ActionRecord, ...] = ()) -> TurnResult:
+        """One user turn (SPEC 6.2 steps 1-9); `nlu_override` replaces the NLU for it.
+        `carried`: the skill runs of an earlier attempt at this same message whose state was
+        never saved because another writer saved first (the service's version conflict): a
+        node that ran one then does not run it again in this turn (SPEC 8.4)."""
         record = self.store.get(session_id)
         if record is None or record[0].complete:
             raise _refusal(session_id, record)
         state, version = record
+        if carried:
+            state = replace(state, actions=[*state.actions, *renumbered(carried, state)])
         bad = unstorable_at(text)
         if bad is not None:
             raise EngineError(f"the input holds a lone surrogate (U+{ord(text[bad]):04X}) at "

@@ -76,10 +76,15 @@ def needs_skill_run(table: NodeTable, state: DialogueState) -> bool:
             and not state.complete)
 
 
-def action_id(state: DialogueState, node_id: str) -> str:
+def action_id(session_id: str, turn: int, node_id: str) -> str:
     """The id of a skill run (SPEC 8.4): SESSION:TURN:NODE, the same when a turn that was
     not saved is tried again (its turn number is the same)."""
-    return f"{state.session_id}:{state.session_turns}:{node_id}"
+    return f"{session_id}:{turn}:{node_id}"
+
+
+def action_node(action: str) -> str:
+    """The node of an action id (node ids hold no ':'; session ids may)."""
+    return action.rpartition(":")[2]
 
 
 def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
@@ -88,7 +93,7 @@ def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
     recorded as a completed action. A run whose action id is recorded is not run again: its
     recorded result is used. The skill's arguments have their placeholders filled."""
     node = table.node
-    action = action_id(state, node.id)
+    action = action_id(state.session_id, state.session_turns, node.id)
     done = next((a for a in state.actions if a.action_id == action), None)
     if done is not None:
         return msgspec.structs.replace(state, skill_status=done.status, skill_data=done.data)
