@@ -18,7 +18,8 @@ from interpreter.slots import SlotRule, check_value
 
 from . import __version__
 from .condition_ast import NO_VALUE, And, Condition, Leaf, Not
-from .resolve import CheckedTransition, Model, build_slot
+from .resolve import CheckedTransition, Model
+from .slotdefs import build_slot
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
 

@@ -14,26 +14,22 @@ no nodes at all (reported by the schema) targets and the entry are not checked.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 import msgspec
 
-from interpreter import ir, patterns
+from interpreter import patterns
 from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, SAFETY_REASON, fits_int64
-from interpreter.slots import SlotRule, check_value
 
 from .condition_ast import Condition, Leaf, leaves
-from .conditions import lower_condition, print_condition, print_value
+from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
+from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")
-PROFILE_DEFAULT = re.compile(r"\{profile\.([^{}]*)\}")  # a slot default read from the profile
 RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
-NUMERIC = ("integer", "number")
-TEXTUAL = ("string", "email")
 MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 
 
@@ -451,155 +447,3 @@ def check_intents(scenario: Scenario, diags: Diagnostics) -> None:
                          join("/intents", name, "patterns", i),
                          hint="fix the regular expression (Python `re` syntax)" if found.invalid
                          else found.hint)
-
-
-def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
-    """E106 for every problem of a slot definition (its default included) and of a profile
-    field (SPEC 8.1: the same value types and constraints)."""
-    for where, defined in (("/slots", scenario.slots), ("/profile", scenario.profile)):
-        for name, slot in defined.items():
-            problems = slot_problems(slot)
-            if where == "/slots" and not problems:
-                problems = default_problems(name, slot, scenario.profile)
-            for key, message, *hint in problems:
-                diags.report("E106", message, join(where, name) + (f"/{key}" if key else ""),
-                             at_key=key.startswith("synonyms/"),
-                             hint=hint[0] if hint else
-                             f"see the slot table in the README for '{slot.value_type}' slots")
-
-
-def default_problems(name: str, slot: SlotDef, profile: dict) -> list[tuple]:
-    """A slot's `default` (SPEC 8.2) is a valid value of the slot, or the one placeholder
-    `{profile.NAME}` of a declared profile field of the slot's type (its item type for a
-    list)."""
-    default = slot.default
-    if default is None:
-        return []
-    reference = PROFILE_DEFAULT.fullmatch(default) if isinstance(default, str) else None
-    if reference is not None:
-        field = profile.get(reference.group(1))
-        if field is None:
-            return [("default", f"default reads undeclared profile field "
-                                f"'{reference.group(1)}'", 'declare it under "profile"')]
-        if field.value_type not in (slot.value_type, slot.items):
-            return [("default", f"default reads profile field '{reference.group(1)}' "
-                                f"({field.value_type}) for a {slot.value_type} slot",
-                     "use a profile field of the same type")]
-        return []
-    ok, _, reason = check_value(SlotRule(0, build_slot(name, slot)), default)
-    if not ok:
-        return [("default", f"default {print_value(default)} is not a valid value of this "
-                            f"slot ({reason})", "write a value the slot accepts, or "
-                            '"{profile.NAME}"')]
-    return []
-
-
-def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
-    """The IR form of a slot (or of a profile field) definition; a default that reads the
-    profile is kept as the field's name (`default_profile`)."""
-    default = getattr(slot, "default", None)
-    reference = PROFILE_DEFAULT.fullmatch(default) if isinstance(default, str) else None
-    items = getattr(slot, "items", None)
-    on_conflict = getattr(slot, "on_conflict", None) or (
-        "append" if slot.value_type == "list" else "overwrite")
-    return ir.Slot(
-        name=name, value_type=slot.value_type, required=getattr(slot, "policy", "") == "required",
-        values=list(slot.values) if isinstance(slot.values, list) else [],
-        synonyms={k: list(v) for k, v in slot.synonyms.items()}, description=slot.description,
-        question=getattr(slot, "question", None), min=slot.min, max=slot.max,
-        min_length=slot.min_length, max_length=slot.max_length, pattern=slot.pattern,
-        on_conflict=on_conflict, default=None if reference else default,
-        default_profile=reference.group(1) if reference else None, items=items,
-        min_items=getattr(slot, "min_items", None), max_items=getattr(slot, "max_items", None),
-    )
-
-
-def slot_problems(slot: SlotDef) -> list[tuple]:
-    """(field, message) or (field, message, hint) for every E106 problem of one slot
-    definition (or profile field). A definition whose type or members the schema pass
-    rejected (None) is not judged again. A list slot's constraints are its items'."""
-    problems: list[tuple] = []
-    kind = slot.value_type
-    if kind is None or slot.values is None:
-        return problems
-    problems += list_problems(slot)
-    if kind == "list":
-        kind = getattr(slot, "items", None) or "string"
-    values = slot.values if isinstance(slot.values, list) else None
-    if kind == "enum":
-        if not values:
-            problems.append(("values" if values is not None else "", "enum slot needs a non-empty 'values' list"))
-        elif len(set(values)) != len(values):
-            dupes = sorted(value for value, count in Counter(values).items() if count > 1)
-            problems.append(("values", f"duplicate enum values: {', '.join(dupes)}"))
-        members = Names(values or ())
-        for member in slot.synonyms:
-            if values and member not in members:
-                problems.append((f"synonyms/{_escape_key(member)}",
-                                 f"synonyms for '{member}', which is not a member"
-                                 f"{_hint_suffix(member, members)}"))
-    else:
-        if values is not None:
-            problems.append(("values", f"'values' is only for enum slots, not {kind}"))
-        if slot.synonyms:
-            problems.append(("synonyms", f"'synonyms' is only for enum slots, not {kind}"))
-    problems += bound_problems(slot, kind)
-    return problems
-
-
-def list_problems(slot: SlotDef) -> list[tuple]:
-    """What is wrong with the list parts of a definition: `items` exactly on a list slot,
-    item bounds only there and in order, `append` only for a list."""
-    problems: list[tuple] = []
-    is_list = slot.value_type == "list"
-    items = getattr(slot, "items", None)
-    if is_list and items is None:
-        problems.append(("", "list slot needs 'items' (the item type)",
-                         "items: string, enum, email, integer or number"))
-    elif not is_list and items is not None:
-        problems.append(("items", f"'items' is only for list slots, not {slot.value_type}"))
-    least, most = getattr(slot, "min_items", None), getattr(slot, "max_items", None)
-    for key, bound in (("min_items", least), ("max_items", most)):
-        if bound is not None and not is_list:
-            problems.append((key, f"'{key}' is only for list slots, not {slot.value_type}"))
-        elif bound is not None and bound < (0 if key == "min_items" else 1):
-            problems.append((key, f"'{key}' must be at least {0 if key == 'min_items' else 1}"))
-    if is_list and least is not None and most is not None and least > most:
-        problems.append(("min_items", f"min_items ({least}) is greater than max_items ({most})"))
-    if getattr(slot, "on_conflict", None) == "append" and not is_list:
-        problems.append(("on_conflict", "'append' is only for list slots",
-                         "use overwrite, keep or confirm"))
-    return problems
-
-
-def bound_problems(slot: SlotDef, kind: str | None = None) -> list[tuple]:
-    kind, problems = kind or slot.value_type, []
-    for key in ("min", "max"):
-        if getattr(slot, key) is not None and kind not in NUMERIC:
-            problems.append((key, f"'{key}' is only for integer and number slots, not {kind}"))
-    for key in ("min_length", "max_length", "pattern"):
-        if getattr(slot, key) is not None and kind not in TEXTUAL:
-            problems.append((key, f"'{key}' is only for string and email slots, not {kind}"))
-    if slot.min is not None and slot.max is not None and slot.min > slot.max:
-        problems.append(("min", f"min ({slot.min}) is greater than max ({slot.max})"))
-    for key in ("min_length", "max_length"):
-        if (getattr(slot, key) or 0) < 0:
-            problems.append((key, f"'{key}' must not be negative"))
-    if slot.min_length is not None and slot.max_length is not None and slot.min_length > slot.max_length:
-        problems.append(("min_length", f"min_length ({slot.min_length}) is greater than "
-                                       f"max_length ({slot.max_length})"))
-    found = patterns.problem(slot.pattern, patterns.SLOT) if slot.pattern is not None else None
-    if found is not None and found.invalid:
-        problems.append(("pattern", f"invalid pattern: {found.message}"))
-    elif found is not None:
-        problems.append(("pattern", found.message, found.hint))
-    return problems
-
-
-def _escape_key(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _hint_suffix(name: str, candidates: Names) -> str:
-    hint = did_you_mean(name, candidates)
-    return f" ({hint})" if hint else ""

@@ -144,7 +144,7 @@ def test_importing_the_engine_loads_nothing_heavy():
 
 def test_the_top_level_is_small_and_no_file_is_long():
     top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]  # the core
-    assert len(top) <= 12, sorted(top)
+    assert len(top) <= 14, sorted(top)
     for path in sources() + sorted((ROOT / "compiler").glob("*.py")):
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines <= 600, f"{path.relative_to(ROOT)} has {lines} lines"

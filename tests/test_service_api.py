@@ -530,7 +530,7 @@ def test_openapi_documents_every_endpoint_and_error_code(server):
             assert body["type"] == "object" and body.get("additionalProperties") is False
     assert {"scenario", "session_id", "bot_first", "focus_node", "profile"} <= \
         set(schemas["CreateSession"]["properties"])
-    assert {"session_id", "text", "nlu", "message_id"} == set(schemas["Message"]["properties"])
+    assert {"session_id", "text", "nlu", "message_id", "trace"} == set(schemas["Message"]["properties"])
     assert ("get", "/dm/v1/session/{session_id}") in operations
     assert "/healthz" in doc["paths"] and "security" not in doc["paths"]["/healthz"]["get"]
 

@@ -63,6 +63,7 @@ class Message(Struct, forbid_unknown_fields=True, kw_only=True):
     text: str
     nlu: dict[str, Any] | None = None
     message_id: MessageId | None = None
+    trace: bool = False  # SPEC 12: add the turn's trace to the answer (`Trace`)
 
 
 # --- answers --------------------------------------------------------------------------------
@@ -80,6 +81,44 @@ class TurnLine(Struct, kw_only=True):
     slots: dict[str, Any]
     nlu: dict[str, Any] | None
     dropped: list[dict[str, Any]] | None = None
+    passed: list[PassedNode] | None = None
+
+
+class PassedNode(Struct, kw_only=True):
+    """A node a turn went through without waiting (SPEC 8.3), and why it was left."""
+
+    node: str
+    reason: str
+
+
+class Evaluated(Struct, kw_only=True):
+    """One transition routing looked at: its source-map label, its condition as written,
+    the facts it read and what it gave (null: skipped, it targets the current node)."""
+
+    rule: str
+    condition: str | None  # null: unconditional
+    target: str  # the node it leads to (the current node for a stay)
+    values: dict[str, Any]  # field name -> the value read (enums by name)
+    result: bool | None
+
+
+class SlotChange(Struct, kw_only=True):
+    slot: str
+    value: Any
+    change: Literal["stored", "confirm"]  # confirm: a confirmation was asked this turn
+
+
+class Trace(Struct, kw_only=True):
+    """SPEC 12: what `mgi run --output-level detailed` prints of a turn, as data."""
+
+    nlu_source: str | None  # which NLU read the turn; null for silence (nobody was asked)
+    evaluated: list[Evaluated]
+    slot_updates: list[SlotChange]
+    dropped: list[dict[str, Any]]  # as the turn line's `dropped`
+    passed: list[PassedNode]
+    tier: str  # the routing tier that fired (safety, fallback, global, gate, next_nodes, ...)
+    notes: list[str]  # how the NLU result was read (corrections)
+    lines: list[str]  # the detailed level's lines, as `mgi run` prints them
 
 
 class SessionCreated(Struct, kw_only=True):
@@ -95,6 +134,7 @@ class MessageAnswer(Struct, kw_only=True):
     version: int
     replayed: bool
     turn: TurnLine
+    trace: Trace | None = None  # asked with `trace: true` (a replay: the one first recorded)
 
 
 class HistoryItem(Struct, kw_only=True):

@@ -6,8 +6,10 @@ registered IRs at start-up, sweep expired sessions, close the store at shutdown)
 After: every answer is JSON with the status of the table, every failure the envelope of
 `http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
 answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
-request; with `MAGO_API_KEY` set every endpoint but `/healthz` and `/readyz` wants
-`Authorization: Bearer KEY` (compared in constant time, never logged).
+request; with `MAGO_API_KEY` set every endpoint but `/healthz`, `/readyz` and the
+playground's static files wants `Authorization: Bearer KEY` (compared in constant time, never
+logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
+browser cannot send a header when it opens a URL), and asks for the key to call the API.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
+import re
 import time
 import traceback
+from functools import lru_cache, partial
 from typing import Any
 
 import msgspec
 
 from .. import __version__
+from ..graph import RENDERERS
 from ..ir import SAFETY_REASON
+from ..loader import Runtime
 from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
@@ -33,13 +39,16 @@ from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error
 from .logs import RequestLog, stamp
 from .metrics import CONTENT_TYPE, Metrics
 from .openapi import document
-from .registry import Registry, load_scenarios
+from .playground import Asset, load_assets
+from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
 READY_TIMEOUT = 2.0
-PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key
+PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and the page)
+TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
+IR_HASH = re.compile(r"[0-9a-f]{64}")
 ALERT_DRAIN_SECONDS = 5.0  # at shutdown, how long alerts in flight may still be sent
 
 
@@ -102,6 +111,8 @@ class ServiceApp:
         self.sessions: Sessions | None = None
         self._sweeper: asyncio.Task | None = None
         self._openapi = encode(document(__version__))
+        self.assets = load_assets()
+        self.public = PUBLIC | frozenset(self.assets)
         self.router = self._routes()
 
     def _routes(self) -> Router:
@@ -114,11 +125,14 @@ class ServiceApp:
                 ("GET", "/dm/v1/session/{session_id}", self.get_session, 0),
                 ("DELETE", "/dm/v1/session/{session_id}", self.delete_session, 0),
                 ("GET", "/dm/v1/scenarios", self.list_scenarios, 0),
+                ("GET", "/dm/v1/scenarios/{name}/graph", self.scenario_graph, 0),
                 ("GET", "/healthz", self.healthz, 0),  # PUBLIC
                 ("GET", "/readyz", self.readyz, 0),
                 ("GET", "/metrics", self.metrics_text, 0),
                 ("GET", "/openapi.json", self.openapi, 0)):
             router.add(method, path, Route(handler, limit))
+        for path, asset in self.assets.items():  # in `self.public`
+            router.add("GET", path, Route(partial(self.playground_file, asset), 0))
         return router
 
     # --- ASGI -----------------------------------------------------------------------------
@@ -134,7 +148,7 @@ class ServiceApp:
         request = Request(scope)
         headers = JSON_HEADERS
         try:
-            if self.api_key is not None and request.path not in PUBLIC:
+            if self.api_key is not None and request.path not in self.public:
                 self.authorize(request)  # before routing: no path is told to a stranger
             route = self.router.find(request)
             if route.limit:
@@ -237,9 +251,7 @@ class ServiceApp:
         body = decode(request, api.CreateSession)
         scenario = self.scenarios.get(body.scenario)
         if scenario is None:
-            known = ", ".join(sorted(self.scenarios)) or "none"
-            raise ApiError(404, "unknown_scenario", f"no scenario {body.scenario!r}; this "
-                                                    f"server has: {known}")
+            raise self.unknown_scenario(body.scenario)
         return await self._create(request, scenario.runtime, scenario.name, body)
 
     async def create_from_scenario(self, request: Request) -> tuple:
@@ -300,6 +312,47 @@ class ServiceApp:
                             for s in sorted(self.scenarios.values(), key=lambda s: s.name)]), \
             JSON_HEADERS
 
+    async def scenario_graph(self, request: Request) -> tuple:
+        """SPEC 12: the `mgc graph` text of a registered scenario (`ir_hash`: of an IR of
+        that name this server runs, e.g. one compiled by `/session/json`)."""
+        name = request.params["name"]
+        query = request.query_params(("format", "ir_hash"))
+        form = query.get("format", "mermaid")
+        if form not in RENDERERS:
+            raise ApiError(422, "invalid_request", f"format is one of {', '.join(RENDERERS)}, "
+                                                   f"not {form!r}")
+        runtime = await self._named_runtime(name, query.get("ir_hash"))
+        return 200, graph_text(runtime, form), TEXT_HEADERS
+
+    async def _named_runtime(self, name: str, ir_hash: str | None) -> Runtime:
+        if ir_hash is None:
+            scenario = self.scenarios.get(name)
+            if scenario is None:
+                raise self.unknown_scenario(name)
+            return scenario.runtime
+        if not IR_HASH.fullmatch(ir_hash):
+            raise ApiError(422, "invalid_request", "ir_hash is 64 lowercase hex digits (the "
+                                                   "`ir_hash` of a session)")
+        try:
+            runtime = await self.registry.runtime(ir_hash)
+        except MissingIR:
+            runtime = None
+        if runtime is None or runtime.program.name != name:
+            raise ApiError(404, "unknown_scenario", f"this server has no IR {ir_hash[:12]} "
+                                                    f"of scenario {name!r}")
+        return runtime
+
+    def unknown_scenario(self, name: str) -> ApiError:
+        known = ", ".join(sorted(self.scenarios)) or "none"
+        return ApiError(404, "unknown_scenario", f"no scenario {name!r}; this server has: "
+                                                 f"{known}")
+
+    async def playground_file(self, asset: Asset, request: Request) -> tuple:
+        """A static file of the page; 304 when the browser's copy is current."""
+        if request.header(b"if-none-match") == asset.etag:
+            return 304, b"", asset.headers
+        return 200, asset.body, asset.headers
+
     async def healthz(self, request: Request) -> tuple:
         return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
 
@@ -321,6 +374,12 @@ class ServiceApp:
 
     def _store_name(self) -> str:
         return self.store.name if self.store is not None else self.config.store.split(":")[0]
+
+
+@lru_cache(maxsize=64)
+def graph_text(runtime: Runtime, form: str) -> bytes:
+    """The graph of a program in one of `RENDERERS`, drawn once per IR and format."""
+    return RENDERERS[form](runtime.program).encode()
 
 
 def decode(request: Request, kind: type) -> Any:

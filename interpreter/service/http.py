@@ -5,13 +5,15 @@ past the limit, read no further), a route's handler, and the bytes of every answ
 After: every failure a handler raises is an `ApiError` with a status, a code of
 `api.ERROR_CODES` and one line; `error_body` is the only place the envelope is written.
 
-No framework sits between uvicorn and the handlers: the API has ten routes, and a framework's
-per-request machinery costs more than a whole turn (`make bench`, service: the floor).
+No framework sits between uvicorn and the handlers: the API has a dozen routes, and a
+framework's per-request machinery costs more than a whole turn (`make bench`, service: the
+floor).
 """
 
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
 
 import msgspec
 
@@ -72,6 +74,23 @@ class Request:
             if key == name:
                 return value
         return None
+
+    def query_params(self, known: tuple[str, ...]) -> dict[str, str]:
+        """The query string's parameters (each once, each in `known`), or 422."""
+        try:
+            pairs = parse_qsl(self.query.decode("ascii"), keep_blank_values=True,
+                              strict_parsing=bool(self.query), max_num_fields=len(known) + 1)
+        except (UnicodeDecodeError, ValueError):
+            raise ApiError(422, "invalid_request", "the query string cannot be read") from None
+        params: dict[str, str] = {}
+        for name, value in pairs:
+            if name not in known:
+                raise ApiError(422, "invalid_request", f"unknown query parameter {name!r}; "
+                                                       f"known: {', '.join(known)}")
+            if name in params:
+                raise ApiError(422, "invalid_request", f"query parameter {name!r} given twice")
+            params[name] = value
+        return params
 
 
 async def read_body(request: Request, receive: Callable, limit: int) -> bytes:

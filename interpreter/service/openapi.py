@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document of the service, derived from the types of `api`.
 
-In: the endpoint table below (method, path, request type, answers by status with their error
-codes). Out: the document `GET /openapi.json` serves. The schemas are msgspec's JSON Schema
-of the very Structs that validate the requests, so the document cannot drift from them.
+In: the endpoint table below (method, path, request type, query parameters, answers by
+status with their error codes, the success media type). Out: the document `GET /openapi.json`
+serves. The schemas are msgspec's JSON Schema of the very Structs that validate the requests,
+so the document cannot drift from them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,27 @@ class Endpoint(NamedTuple):
     body: type | None
     answers: dict[int, tuple[type | None, str]]  # status -> (schema, what and which codes)
     public: bool = False
+    query: tuple[dict, ...] = ()  # OpenAPI parameter objects `in: query`
+    media: str = "application/json"  # of the success answers (errors are always JSON)
+
+
+_PATH_PARAMETERS = {
+    "session_id": {"type": "string", "pattern": api.SESSION_ID_PATTERN},
+    "name": {"type": "string", "description": "a registered scenario's metadata.name"},
+}
+_GRAPH_QUERY = (
+    {"name": "format", "in": "query", "required": False,
+     "schema": {"enum": ["mermaid", "dot"], "default": "mermaid"},
+     "description": "the text of `mgc graph --format`"},
+    {"name": "ir_hash", "in": "query", "required": False,
+     "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+     "description": "a session's ir_hash: the graph of the IR it runs on (an older "
+                    "deployment, or a scenario compiled by /session/json), not the one "
+                    "registered now"},
+)
+_PAGE_QUERY = ({"name": "scenario", "in": "query", "required": False,
+                "schema": {"type": "string"},
+                "description": "open on this registered scenario with a new session"},)
 
 
 def _errors(*pairs: tuple[int, str]) -> dict[int, tuple[type | None, str]]:
@@ -42,7 +64,8 @@ ENDPOINTS = (
                         (422, "scenario_invalid (with diagnostics), invalid_request, "
                               "invalid_profile, unknown_node"))}),
     Endpoint("post", "/dm/v1/message", "One user turn", api.Message,
-             {200: (api.MessageAnswer, "the turn (replayed: an answer given before)"),
+             {200: (api.MessageAnswer, "the turn (replayed: an answer given before); with "
+                                       "`trace: true` its trace (SPEC 12)"),
               **_errors((404, "unknown_session"), (409, "session_complete, message_id_reused"),
                         (413, "too_large"), (422, "invalid_request"))}),
     Endpoint("post", "/dm/v1/session/validate", "The diagnostics of a scenario",
@@ -54,6 +77,13 @@ ENDPOINTS = (
              {204: (None, "deleted"), **_errors((404, "unknown_session"))}),
     Endpoint("get", "/dm/v1/scenarios", "The registered scenarios", None,
              {200: (list[api.ScenarioInfo], "by name")}),
+    Endpoint("get", "/dm/v1/scenarios/{name}/graph", "A scenario's graph (`mgc graph`)", None,
+             {200: (str, "Mermaid or DOT text"), **_errors(
+                 (404, "unknown_scenario"), (422, "invalid_request (format, ir_hash)"))},
+             query=_GRAPH_QUERY, media="text/plain"),
+    Endpoint("get", "/playground", "The designers' playground (a static page; its files "
+                                   "need no key, its API calls do)", None,
+             {200: (str, "HTML")}, public=True, query=_PAGE_QUERY, media="text/html"),
     Endpoint("get", "/healthz", "Alive", None, {200: (api.Health, "the process answers")},
              public=True),
     Endpoint("get", "/readyz", "Ready", None,
@@ -86,17 +116,19 @@ def document(version: str) -> dict[str, Any]:
 
 def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
     operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
-    if "{session_id}" in endpoint.path:
-        operation["parameters"] = [{"name": "session_id", "in": "path", "required": True,
-                                    "schema": {"type": "string",
-                                               "pattern": api.SESSION_ID_PATTERN}}]
+    parameters = [{"name": name, "in": "path", "required": True, "schema": schema}
+                  for name, schema in _PATH_PARAMETERS.items()
+                  if f"{{{name}}}" in endpoint.path] + list(endpoint.query)
+    if parameters:
+        operation["parameters"] = parameters
     if endpoint.body is not None:
         operation["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": refs[endpoint.body]}}}
     for status, (kind, description) in endpoint.answers.items():
         answer: dict[str, Any] = {"description": description}
         if kind is not None:
-            answer["content"] = {"application/json": {"schema": refs[kind]}}
+            media = endpoint.media if status < 400 else "application/json"
+            answer["content"] = {media: {"schema": refs[kind]}}
         operation["responses"][str(status)] = answer
     if not endpoint.public:
         operation["security"] = [{"bearer": []}]

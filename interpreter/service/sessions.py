@@ -8,7 +8,9 @@ store's version check decides, and the loser reads the session again and redoes 
 with the NLU result it already has (an LLM is not asked twice). A turn is acknowledged only
 once its record is stored, so an acknowledged turn is never lost, and a conflict is never
 applied twice. A message id already answered is answered again from the record without
-running anything (`replayed: true`); the same id with another text is 409.
+running anything (`replayed: true`); the same id with another text is 409. A turn asked
+with `trace: true` answers its trace too (`trace`); a repeat asking for one gets the trace
+recorded with the message id, or none if the first request did not ask (nothing is re-run).
 
 The record is the engine's `DialogueState`, the scenario name and the last
 `MESSAGES_REMEMBERED` message ids with their answers, as one MessagePack blob. The engine
@@ -27,13 +29,14 @@ from typing import Any, Callable
 
 import msgspec
 
-from ..engine import Engine, EngineError, TurnResult, UnknownNode
+from ..engine import Engine, EngineError, InvalidProfile, TurnResult, UnknownNode
 from ..loader import Runtime
 from ..state import DialogueState
 from ..stores.records import RecordStore, StoreError, VersionConflict
 from .api import MESSAGES_REMEMBERED, TEXT_LIMIT, Message
 from .http import ApiError, encode
 from .registry import MissingIR, Registry
+from .trace import turn_trace
 
 RETRY_LIMIT = 64  # version conflicts one turn may meet before the client is told to retry
 
@@ -45,6 +48,7 @@ class Remembered(msgspec.Struct, array_like=True, frozen=True):
     digest: bytes
     version: int
     turn: bytes  # the JSON of the turn line, as answered
+    trace: bytes | None = None  # the JSON of its trace, when that request asked for one
 
 
 class SessionRecord(msgspec.Struct, array_like=True, frozen=True):
@@ -160,17 +164,17 @@ class Sessions:
     async def create(self, runtime: Runtime, scenario: str, options: Any) -> dict[str, Any]:
         """A new session (its opening said when the bot speaks first); the 201 answer."""
         session_id = options.session_id or new_session_id()
-        if options.profile:
-            name = next(iter(options.profile))
-            raise ApiError(422, "invalid_profile", f"profile field {name!r} is not declared "
-                                                   f"by scenario {scenario!r}")
-        if await self.store.get(session_id) is not None:
-            raise _exists(session_id)
         one = OneSession(None, 0)
         engine = self.plugins.engine(runtime, one)
+        try:  # before the store is asked: a bad profile costs no round trip (SPEC 8.1)
+            engine.checked_profile(options.profile or {})
+        except InvalidProfile as error:
+            raise ApiError(422, "invalid_profile", str(error)) from None
+        if await self.store.get(session_id) is not None:
+            raise _exists(session_id)
         try:
             result = await self._call(engine.start, session_id, options.bot_first,
-                                      options.focus_node)
+                                      options.focus_node, options.profile)
         except UnknownNode as error:
             raise ApiError(422, "unknown_node", str(error)) from None
         except EngineError as error:
@@ -202,6 +206,7 @@ class Sessions:
         nlu = message.nlu
         if nlu is not None and "source" in nlu:  # the server says which NLU read a turn
             nlu = {key: value for key, value in nlu.items() if key != "source"}
+        carried: tuple = ()  # skill runs of an attempt that lost the race (SPEC 8.4)
         for _attempt in range(RETRY_LIMIT):
             stored = await self.store.get(session_id)
             if stored is None:
@@ -209,7 +214,7 @@ class Sessions:
                                                        "with POST /dm/v1/session")
             record = decode_record(stored.data)
             if message.message_id is not None:
-                replay = _replay(record, message.message_id, digest, session_id)
+                replay = _replay(record, message, digest)
                 if replay is not None:
                     note["replayed"] = True
                     return replay
@@ -219,28 +224,33 @@ class Sessions:
                                f"session {session_id} is complete ({state.complete_reason}); "
                                "start a new session")
             started = time.perf_counter()
-            result, saved = await self._turn(state, stored.version, message.text, nlu)
-            turn = encode(result.json_line())
+            result, saved, runtime = await self._turn(state, stored.version, message.text, nlu,
+                                                      carried)
+            line = result.json_line()
+            turn = encode(line)
+            trace = encode(turn_trace(runtime, result, line, message.nlu is not None)) \
+                if message.trace else None
             messages = record.messages
             if message.message_id is not None:
                 messages = (messages + (Remembered(message.message_id, digest, saved.version,
-                                                   turn),))[-MESSAGES_REMEMBERED:]
+                                                   turn, trace),))[-MESSAGES_REMEMBERED:]
             data = encode_record(SessionRecord(record.scenario, saved, messages))
             try:
                 version = await self.store.put(session_id, data, stored.version, self.clock())
             except VersionConflict:
                 nlu = result._heard  # the same understanding, on the newer state
+                carried = tuple(a for a in saved.actions if a not in state.actions)
                 continue
             self.on_turn(record.scenario, session_id, result, time.perf_counter() - started)
             # the rules NLU and a request's `nlu` leave the source empty; the log says which
             source = result.nlu_source or ("request" if message.nlu is not None else "rules")
             note.update(node=result.node, reason=result.reason, nlu_source=source)
-            return _answer(session_id, version, False, turn)
+            return _answer(session_id, version, False, turn, trace)
         raise ApiError(503, "store_unavailable", f"session {session_id} changed "
                                                  f"{RETRY_LIMIT} times during this turn; retry")
 
-    async def _turn(self, state: DialogueState, version: int, text: str,
-                    nlu: Any) -> tuple[TurnResult, DialogueState]:
+    async def _turn(self, state: DialogueState, version: int, text: str, nlu: Any,
+                    carried: tuple = ()) -> tuple[TurnResult, DialogueState, Runtime]:
         try:
             runtime = await self.registry.runtime(state.ir_hash)
         except MissingIR as error:
@@ -248,10 +258,10 @@ class Sessions:
         one = OneSession(state, version)
         engine = self.plugins.engine(runtime, one)
         try:
-            result = await self._call(engine.turn, state.session_id, text, nlu)
+            result = await self._call(engine.turn, state.session_id, text, nlu, None, carried)
         except EngineError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
-        return result, one.saved
+        return result, one.saved, runtime
 
     async def _call(self, function: Callable, *args: Any) -> Any:
         """Run an engine call here, or in a thread when a plug-in waits on the network."""
@@ -283,21 +293,27 @@ def _check_text(text: str) -> None:
                                          "send a turn of speech, not a document")
 
 
-def _replay(record: SessionRecord, message_id: str, digest: bytes,
-            session_id: str) -> bytes | None:
+def _replay(record: SessionRecord, message: Message, digest: bytes) -> bytes | None:
+    """The answer first given to this message id (its trace only when asked again)."""
     for remembered in reversed(record.messages):
-        if remembered.message_id == message_id:
+        if remembered.message_id == message.message_id:
             if remembered.digest != digest:
                 raise ApiError(409, "message_id_reused",
-                               f"message_id {message_id!r} was already used with another "
-                               "text; give each message its own id")
-            return _answer(session_id, remembered.version, True, remembered.turn)
+                               f"message_id {message.message_id!r} was already used with "
+                               "another text; give each message its own id")
+            trace = remembered.trace if message.trace else None
+            return _answer(message.session_id, remembered.version, True, remembered.turn,
+                           trace)
     return None
 
 
-def _answer(session_id: str, version: int, replayed: bool, turn: bytes) -> bytes:
-    return encode({"session_id": session_id, "version": version, "replayed": replayed,
-                   "turn": msgspec.Raw(turn)})
+def _answer(session_id: str, version: int, replayed: bool, turn: bytes,
+            trace: bytes | None = None) -> bytes:
+    answer = {"session_id": session_id, "version": version, "replayed": replayed,
+              "turn": msgspec.Raw(turn)}
+    if trace is not None:
+        answer["trace"] = msgspec.Raw(trace)
+    return encode(answer)
 
 
 def _exists(session_id: str) -> ApiError:

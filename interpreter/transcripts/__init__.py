@@ -1,6 +1,7 @@
 """Transcripts: conversations with expectations, run by `mgi test`.
 
-`run` parses a transcript file, plays it on a fresh session and reports every step.
+`parse` reads a transcript file (the format is described there); `run` plays it on a fresh
+session and reports every step.
 From Python: `run_files(paths, ir_dir)`, then `render_human`, `render_json` and
 `exit_status` (the names below stay importable from `interpreter.transcripts`).
 

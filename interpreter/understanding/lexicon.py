@@ -3,7 +3,7 @@ negation markers, and the readers of word forms (Hangul syllables and how a stem
 Korean and English numerals, the frame around a short free-text answer, the regexes built from
 the tables). Nothing here knows about programs, slots or intents.
 
-In: words of an utterance already normalised by `understanding.rules.normalise` (lowercase, no
+In: words of an utterance already normalised by `understanding.text.normalise` (lowercase, no
 punctuation, apostrophes dropped: `don't` -> `dont`). Out: table lookups, `numbers(words)`,
 `free_text(raw)`, `is_noise`, question-ending and syllable tests, regex sources for phrases
 and synonyms. All tables are module constants; every regex here is compiled at import.

@@ -32,7 +32,7 @@ How each part is read (word tables and word-form readers live in `understanding.
           digits and Korean/English numerals, the first in the slot's bounds. boolean:
           affirm/deny. email: a regex. string with a `pattern`, when collected: the trimmed
           answer if the pattern matches it in full, else the first substring of the utterance
-          the pattern matches ("제 번호는 010-1234-5678이에요" -> "010-1234-5678"; `_PatternSlot`
+          the pattern matches ("제 번호는 010-1234-5678이에요" -> "010-1234-5678"; `values.PatternReader`
           says how anchors are read). string: the trimmed answer for the node's single string
           slot when nothing else was heard (the engine refuses it when a pattern does not
           match). Slots the node does not collect are only read when the utterance names them
@@ -66,50 +66,20 @@ from .. import ir, patterns
 from . import lexicon as lex
 from .nlu import NLUResult
 from .similarity import ExampleIndex, example_stem, stem_index, word_negated
+from .text import normalise, span_negated as _span_negated  # noqa: F401 (normalise: public)
+from .values import EnumReader, PatternReader, item_kind, pick_number
 
 MIN_INTENT_SCORE = 0.5  # an intent scoring less is not heard
 MIN_SIMILARITY = 0.45  # the similarity tier's one threshold: see "Calibration" above
 SIMILARITY_CEILING = 0.8  # the score of similarity 1.0: what the example's stems score
 NEGATED = -1.0  # an example or pattern matched, negated: the intent is ruled out for the turn
 
-_PUNCTUATION = "!\"#$%&()*+,/:;<=>?[\\]^_{|}~-@，。、！？…·「」『』（）【】《》〈〉“”"
-_NORMALISE = str.maketrans({**{c: " " for c in _PUNCTUATION}, "'": None, "’": None,
-                            "‘": None, "`": None})
-_STRAY_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")  # keep the point of "36.5"
-_LAUGHTER = re.compile(r"(?<=[가-힣a-z0-9])([ㅋㅎㅠㅜ]+)")  # "좋아요ㅋㅋ" -> "좋아요 ㅋㅋ"
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _DATE = re.compile(r"\d{2,4}\s*[-./]\s*\d{1,2}\s*[-./]\s*\d{1,4}")
 _ACT_OR_FILLER_WORDS = frozenset(lex.EXACT_ACTS) | lex.FILLER_WORDS
 _FREE_TEXT_ACTS = frozenset(("inform", "affirm", "deny"))
 _NUMERIC_TYPES = frozenset(("integer", "number"))
 _BOOLEAN_ACTS = {"affirm": True, "deny": False}
-
-
-# --- text --------------------------------------------------------------------------------------
-
-
-def normalise(text: str) -> str:
-    """Lowercase, NFC, punctuation to spaces, apostrophes dropped, one space between words."""
-    lowered = text.lower()
-    if not lowered.isascii() and not unicodedata.is_normalized("NFC", lowered):
-        lowered = unicodedata.normalize("NFC", lowered)
-    spaced = lowered.translate(_NORMALISE)
-    if "." in spaced:
-        spaced = _STRAY_DOT.sub(" ", spaced)
-    if not spaced.isascii() and any(ch in spaced for ch in "ㅋㅎㅠㅜ"):
-        spaced = _LAUGHTER.sub(r" \1", spaced)
-    return " ".join(spaced.split())
-
-
-def _span_negated(spaced: str, start: int, end: int) -> bool:
-    """Whether the match `spaced[start:end]` is negated by the words around it."""
-    word_start = spaced.rfind(" ", 0, start) + 1
-    if spaced[word_start:start] in lex.NEGATION_PREFIX:
-        return True
-    if word_start > 0 and spaced[:word_start - 1].rsplit(" ", 1)[-1] in lex.NEGATION_BEFORE:
-        return True
-    after = lex.NEGATION_AFTER.match(spaced, end)
-    return after is not None and spaced.count(" ", end, after.end()) <= 2  # the next two words
 
 
 # --- dialogue acts -----------------------------------------------------------------------------
@@ -372,137 +342,6 @@ class _IntentMatcher:
         return list(found.values())
 
 
-# --- slots -------------------------------------------------------------------------------------
-
-
-class _EnumSlot:
-    """An enum slot's synonyms and member names as one alternation, longest first."""
-
-    def __init__(self, slot: ir.Slot):
-        members = list(slot.values)
-        # Negating one of two members means the other ("안 아파요" -> good); among more
-        # members a negation says only what it is not, so the match is dropped.
-        self.flip = {members[0]: members[1], members[1]: members[0]} if len(members) == 2 else {}
-        alternatives: dict[str, tuple[str, str, bool, int]] = {}  # regex -> first char, reading
-        for member in members:
-            for phrase in (*slot.synonyms.get(member, ()), member.replace("_", " ")):
-                spaced = normalise(phrase)
-                if not spaced:
-                    continue
-                size = len(spaced.replace(" ", ""))
-                alternatives.setdefault(lex.synonym_regex(spaced), (spaced[0], member, False, size))
-                stem = lex.negatable_stem(spaced)
-                if stem:
-                    negated = lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)"
-                    alternatives.setdefault(negated, (stem[0], member, True, size))
-        ordered = sorted(alternatives.items(), key=lambda item: -item[1][3])
-        self.regex = re.compile(lex.guarded([f"({regex})" for regex, _ in ordered],
-                                         {reading[0] for _, reading in ordered}))
-        self.readings = [reading[1:] for _, reading in ordered]
-
-    def read_all(self, spaced: str) -> list[str]:
-        """Every member `spaced` names, in order (the items of a list slot, SPEC 8.2)."""
-        found: list[str] = []
-        for match in self.regex.finditer(spaced):
-            member, negated, _ = self.readings[match.lastindex - 1]
-            if not negated and not _span_negated(spaced, match.start(), match.end()) \
-                    and member not in found:
-                found.append(member)
-        return found
-
-    def read(self, spaced: str) -> str | None:
-        """The member `spaced` names (the longest synonym wins), or None."""
-        best_size, best = 0, None
-        for match in self.regex.finditer(spaced):
-            member, negated, size = self.readings[match.lastindex - 1]
-            if negated or _span_negated(spaced, match.start(), match.end()):
-                member = self.flip.get(member)
-            if member is not None and size > best_size:
-                best_size, best = size, member
-        return best
-
-
-class _PatternSlot:
-    """A string slot with a `pattern`, found inside the utterance ("제 번호는 010-1234-5678이에요").
-
-    A pattern is the shape of the value, so its outer anchors (`^`, `$`, `\\A`, `\\Z`) bind the
-    value, not the utterance: the utterance is searched for the pattern without them. The
-    value is the first matched substring that does not cut a run of ASCII letters and digits
-    (no "010-1234-5678" out of "010-1234-56789") and that the whole pattern matches in full,
-    as the engine will check it. The pattern was checked for a bounded matching time as a
-    full match (`patterns.SLOT`); a search tries every start, so the anchorless pattern is
-    checked again as a search, and a pattern refused as one is not searched (the slot is then
-    read as before: the trimmed answer, when it is the node's only string slot). Only the
-    utterance's first `patterns.MAX_SEARCH_CHARS` characters are searched."""
-
-    def __init__(self, slot: ir.Slot):
-        # checked when the IR was loaded (`slots.SlotRule`); a hand-built program's refused
-        # pattern raises `patterns.PatternError` here
-        self.full = patterns.compile_pattern(slot.pattern, patterns.SLOT)
-        body = lex.unanchored(slot.pattern)
-        try:
-            self.search = patterns.compile_pattern(body, _SLOT_SEARCH) if body else None
-        except patterns.PatternError:
-            self.search = None
-
-    def read_all(self, raw: str) -> list[str]:
-        """Every value the utterance holds, in order (the items of a list slot)."""
-        found: list[str] = []
-        text = patterns.searched(raw)
-        for match in self.search.finditer(text) if self.search is not None else ():
-            value = match.group(0).strip()
-            if value and not lex.cuts_a_token(text, *match.span()) and value not in found \
-                    and patterns.fullmatches(self.full, value):
-                found.append(value)
-        return found
-
-    def read(self, raw: str) -> str | None:
-        """The value the utterance holds, or None."""
-        answer = lex.free_text(raw)
-        if answer and patterns.fullmatches(self.full, answer):
-            return answer
-        if self.search is None:
-            return None
-        text = patterns.searched(raw)
-        for match in self.search.finditer(text):
-            start, end = match.span()
-            value = match.group(0)
-            if not value.strip() or lex.cuts_a_token(text, start, end):
-                continue
-            value = value.strip()
-            if patterns.fullmatches(self.full, value):
-                return value
-        return None
-
-
-_SLOT_SEARCH = patterns.Use(patterns.SLOT.flags, True, "pattern")
-
-
-def _in_bounds(value: int | float, slot: ir.Slot) -> bool:
-    return (slot.min is None or value >= slot.min) and (slot.max is None or value <= slot.max)
-
-
-def _pick_number(found: list[tuple[int | float, str, int]], slot: ir.Slot) -> int | float | None:
-    """The first number in the slot's bounds, else the first number (the engine rejects it)."""
-    candidates = []
-    for value, suffix, _ in found:
-        if slot.value_type == "integer" and isinstance(value, float):
-            if not value.is_integer():
-                continue
-            value = int(value)
-        # "50년생": elderly people give their birth year in two digits.
-        if slot.min is not None and slot.min >= 1000 and value < 100 and suffix.startswith("년"):
-            value = 1900 + value
-        candidates.append(value)
-    in_bounds = [v for v in candidates if _in_bounds(v, slot)]
-    return (in_bounds or candidates or [None])[0]
-
-
-def item_kind(slot: ir.Slot) -> str:
-    """The value type a slot's values are read as: its items' for a list slot."""
-    return slot.items if slot.value_type == "list" and slot.items else slot.value_type
-
-
 class _Heard(NamedTuple):
     """What slot reading may look at: the answer part of the utterance, as words and text."""
 
@@ -523,7 +362,7 @@ class RulesNLU:
     def __init__(self, program: ir.Program):
         self.program = program
         self._intents = _IntentMatcher(program.intents)
-        self._enums = {i: _EnumSlot(s) for i, s in enumerate(program.slots)
+        self._enums = {i: EnumReader(s) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._emails_anywhere = tuple(emails) if len(emails) == 1 else ()
@@ -531,7 +370,7 @@ class RulesNLU:
         for i, slot in enumerate(program.slots):
             if item_kind(slot) == "string" and slot.pattern:
                 try:
-                    self._patterned[i] = _PatternSlot(slot)
+                    self._patterned[i] = PatternReader(slot)
                 except patterns.PatternError:
                     pass  # the engine refuses the program (`slots`); the slot reads as before
 
@@ -588,7 +427,7 @@ class RulesNLU:
             words = heard.words
             if _DATE.search(heard.raw):  # "2025-03-20" is a date, not the number 2025
                 words = normalise(_DATE.sub(" ", heard.raw)).split()
-            return _pick_number(lex.numbers(words), slot)
+            return pick_number(lex.numbers(words), slot)
         if slot.value_type == "boolean":
             return _BOOLEAN_ACTS.get(act)
         if index in self._patterned:
