@@ -8,6 +8,8 @@ loading the compiler); it is re-exported here for `mgc graph`. `inspect_data` an
 
 from __future__ import annotations
 
+import json
+
 from interpreter import ir
 from interpreter.graph import ANY_NODE, dot, edges, mermaid, node_label, safety_edges
 
@@ -36,6 +38,11 @@ def inspect_data(envelope: ir.Envelope, program: ir.Program) -> dict:
                    for rule in program.safety],
         "safety_patterns": [{"category": p.category, "pattern": p.pattern}
                             for p in program.safety_patterns],
+        "profile": {f.name: f.value_type for f in program.profile},
+        "defaults": {s.name: s.default if s.default_profile is None
+                     else "{profile." + s.default_profile + "}"
+                     for s in program.slots if s.default is not None or s.default_profile},
+        "lists": {s.name: s.items for s in program.slots if s.value_type == "list"},
     }
 
 
@@ -46,6 +53,8 @@ def _node_data(program: ir.Program, node: ir.Node) -> dict:
         "collect_slots": [program.slots[i].name for i in node.collect_slots],
         "required_slots": [program.slots[i].name for i in node.required_slots],
         "transitions": [_rule_data(program, t) for t in node.transitions],
+        "transient": node.transient, "skip_if_filled": node.skip_if_filled,
+        "clear_slots": [program.slots[i].name for i in node.clear_slots],
     }
 
 
@@ -54,6 +63,28 @@ def _rule_data(program: ir.Program, rule) -> dict:
     target = "(stay)" if rule.target == ir.STAY else program.nodes[rule.target].id
     return {"label": entry.label, "target": target, "condition": entry.display or None,
             "at": entry.pointer}
+
+
+def _task_lines(data: dict) -> list[str]:
+    """The profile, slot defaults and list slots (SPEC 8.1, 8.2), when there are any."""
+    out = []
+    if data["profile"]:
+        out.append("  profile: " + ", ".join(f"{k} ({v})" for k, v in data["profile"].items()))
+    for name, value in data["defaults"].items():
+        out.append(f"  slot default: {name} = {json.dumps(value, ensure_ascii=False)}")
+    for name, items in data["lists"].items():
+        out.append(f"  list slot: {name} of {items}")
+    return out
+
+
+def _node_flags(node: dict) -> str:
+    """`, transient`, `, asks even when filled`, `, clears ...` (SPEC 8.3, 8.5)."""
+    flags = [", transient"] if node["transient"] else []
+    if not node["skip_if_filled"] and node["collect_slots"]:
+        flags.append(", asks even when filled")
+    if node["clear_slots"]:
+        flags.append(", clears " + ", ".join(node["clear_slots"]))
+    return "".join(flags)
 
 
 def inspect_text(data: dict) -> str:
@@ -76,10 +107,11 @@ def inspect_text(data: dict) -> str:
         out.append(f"  safety pattern ({item['category']}): {item['pattern']}")
     for rule in data["global_transitions"]:
         out.append(f"  {rule['label']:<24} -> {rule['target']:<24} when {rule['condition']}")
+    out += _task_lines(data)
     for node in data["nodes"]:
         end = f", end ({node['end']})" if node["end"] else ""
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""
-        out.append(f"\n  {node['id']} [{node['executor']}{end}{slots}]")
+        out.append(f"\n  {node['id']} [{node['executor']}{end}{slots}{_node_flags(node)}]")
         for rule in node["transitions"]:
             when = f" when {rule['condition']}" if rule["condition"] else ""
             out.append(f"    {rule['label']:<16} -> {rule['target']}{when}")

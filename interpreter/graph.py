@@ -7,7 +7,8 @@ stays as self-loops and global transitions from a pseudo-node "any node", as in 
 diagrams; `graph.safety` rules (SPEC 10) likewise, from "any node", labelled
 `safety:CATEGORY (first)`, dashed (bold red in DOT). End nodes are drawn as stadiums (Mermaid)
 or double circles (DOT) and say whether they are explicit (`terminal: true`) or inferred (no
-outgoing edge).
+outgoing edge). A transient node (SPEC 8.3: it never waits) has a dashed border and says so;
+a node with a skill names it, and a node that clears slots on entry says which (SPEC 8.5).
 After: pure functions of the program, importing nothing but `ir`: the compiler's `mgc graph`
 and the service draw the same text, and the service never loads the compiler for it.
 """
@@ -48,6 +49,12 @@ def node_label(node: ir.Node) -> str:
     text = f"{title}<br/>{node.id}" if title != node.id else node.id
     if node.end:
         text += f"<br/>end ({ir.END_NAMES[node.end]})"
+    if node.transient:
+        text += "<br/>transient"
+    if node.skill:
+        text += f"<br/>skill: {node.skill}"
+    if node.clear_slots:
+        text += "<br/>clears slots"
     return text
 
 
@@ -68,6 +75,10 @@ def mermaid(program: ir.Program) -> str:
     ends = [n.id for n in program.nodes if n.end]
     if ends:
         lines.append(f"    class {','.join(ends)} endNode")
+    passing = [n.id for n in program.nodes if n.transient]
+    if passing:
+        lines.append("    classDef transientNode stroke-dasharray:5 5")
+        lines.append(f"    class {','.join(passing)} transientNode")
     return "\n".join(lines) + "\n"
 
 
@@ -80,6 +91,7 @@ def dot(program: ir.Program) -> str:
     for node in program.nodes:
         label = node_label(node).replace("<br/>", "\\n")
         shape = ", shape=doublecircle" if node.end else ""
+        shape += ", style=dashed" if node.transient else ""
         lines.append(f"    {json.dumps(node.id)} [label={json.dumps(label, ensure_ascii=False)}{shape}];")
     if program.global_transitions or program.safety:
         lines.append(f'    {json.dumps(ANY_NODE)} [label="any node", shape=hexagon, style=dashed];')
