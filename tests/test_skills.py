@@ -96,7 +96,7 @@ def test_malformed_results_are_failures(returned):
 
 def test_registry_builtins_register_and_replace():
     registry = SkillRegistry.default(discover=False)
-    assert registry.names() == ["weather"]
+    assert registry.names() == ["email", "weather"]
     registry.register(EchoSkill())
     assert registry.get("echo").name == "echo" and registry.get("nope") is None
     with pytest.raises(ValueError):

@@ -3,18 +3,20 @@
 `registry` is the boundary: `Skill`, `SkillResult`, `SkillContext`, `SkillRegistry` (built-in
 skills, plus installed plug-ins from the `mago.skills` entry-point group) and `run_skill`,
 which never raises and never blocks past its timeout. `weather` is the built-in weather skill
-with its offline provider. Plug-in authors import from `interpreter.skills`, as before.
+with its offline provider; `email` the built-in e-mail skill (SMTP or an outbox folder, SPEC
+8.4). Plug-in authors import from `interpreter.skills`, as before.
 
 May import: the core and this room. The core imports only `registry`.
 """
 
 from .registry import (DEFAULT_TIMEOUT_MS, ENTRY_POINT_GROUP, STATUSES, Skill, SkillContext,
                        SkillRegistry, SkillResult, run_skill)
+from .email import EmailSkill
 from .weather import OfflineWeatherProvider, WeatherProvider, WeatherSkill
 
 ROOM = "plug-in"
 BOUNDARY = ("registry",)
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "ENTRY_POINT_GROUP", "STATUSES", "OfflineWeatherProvider",
-           "Skill", "SkillContext", "SkillRegistry", "SkillResult", "WeatherProvider",
-           "WeatherSkill", "run_skill"]
+__all__ = ["DEFAULT_TIMEOUT_MS", "ENTRY_POINT_GROUP", "STATUSES", "EmailSkill",
+           "OfflineWeatherProvider", "Skill", "SkillContext", "SkillRegistry", "SkillResult",
+           "WeatherProvider", "WeatherSkill", "run_skill"]

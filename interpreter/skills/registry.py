@@ -9,7 +9,7 @@ late answer is `timeout` (and is discarded when it arrives).
 Plug-ins: a class with `name` and `run(args, context) -> SkillResult`, registered in code
 (`SkillRegistry.register`) or advertised by an installed package under the `mago.skills`
 entry-point group (the entry point loads a `Skill` subclass, instance or factory).
-Built in (`default()`): `weather` (`skills.weather`).
+Built in (`default()`): `weather` (`skills.weather`), `email` (`skills.email`).
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ class SkillRegistry:
 
     @classmethod
     def default(cls, discover: bool = True) -> SkillRegistry:
-        from .weather import WeatherSkill  # the built-ins live beside the registry
+        from .email import EmailSkill  # the built-ins live beside the registry
+        from .weather import WeatherSkill
 
-        registry = cls([WeatherSkill()])
+        registry = cls([WeatherSkill(), EmailSkill()])
         if discover:
             registry.discover()
         return registry

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -147,8 +148,10 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)
     clock = ShiftedClock()
     engine = Engine(runtime, nlu, skills=skills, clock=clock)
+    # one session id per transcript: action ids (SPEC 8.4) of two transcripts never meet
+    session = "transcript-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(transcript.path).stem)
     try:
-        opening = engine.start("transcript", transcript.bot_first, transcript.focus,
+        opening = engine.start(session, transcript.bot_first, transcript.focus,
                                transcript.profile)
     except EngineError as error:  # an unknown focus node, an invalid profile
         key = "profile" if isinstance(error, InvalidProfile) else "focus"
@@ -161,7 +164,7 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
             continue
         clock.pause(step.idle)
         try:
-            result = engine.turn("transcript", step.text, step.nlu)
+            result = engine.turn(session, step.text, step.nlu)
         except EngineError as error:
             failure = Failure(step.line, "turn", f"the turn failed: {error}")
             results.append(StepResult(index, step, (failure,), None))
