@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 SCENARIOS := $(wildcard scenarios/*.json)
 IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
-.PHONY: setup demo test build bench fuzz serve clean
+.PHONY: setup demo demo-email test build bench fuzz serve clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,21 @@ demo: $(STAMP) build/senimate.ir
 	@echo
 	@echo "Chat with SeniMate yourself:  $(BIN)/mgi run build/senimate.ir   (/quit or Ctrl-D ends;"
 	@echo "add --output-level detailed to see why each turn goes where it goes)"
+
+# Seed 004's seven-turn e-mail conversation (section 3.1) with the rules NLU; turns 2 and 6
+# say in words the rules NLU reads what the seed says for an LLM ("happybell@gmail.com" for
+# "happybell 지메일", "네, ..." before the card request). The mail goes into a fresh outbox
+# folder under build/ (the SMTP server of MAGO_SMTP_URL, which would come first, is ignored).
+EMAIL_OUTBOX := build/email-outbox
+
+demo-email: $(STAMP) build/email_compose.ir
+	@rm -rf $(EMAIL_OUTBOX) && mkdir -p $(EMAIL_OUTBOX)
+	env -u MAGO_SMTP_URL MAGO_OUTBOX=$(EMAIL_OUTBOX) $(BIN)/mgi run build/email_compose.ir \
+		--script scenarios/email_compose.demo.txt --profile scenarios/profiles/email_compose.json \
+		--output-level compact
+	@echo
+	@for f in $(EMAIL_OUTBOX)/*.eml; do echo "The message went to $$f:"; \
+		$(BIN)/python -c 'import sys, email, email.policy as p; m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=p.default); print("".join(f"  {k}: {m[k]}\n" for k in ("From", "To", "Subject", "Message-ID")) + "\n  " + m.get_content().strip().replace("\n", "\n  "))' "$$f"; done
 
 # The service on this machine only, sessions in build/mago-sessions.db (README "Running the
 # service"); Ctrl-C stops it.

@@ -252,6 +252,11 @@ class Runtime:
         self.globals = tuple(self._global(i, g, builder.labels)
                              for i, g in enumerate(program.global_transitions))
         self.source_fields = SourceFields(builder, len(builder.labels))
+        # SPEC 8.5: the global transitions that read `system.idle_seconds` (a pause decides
+        # them, not the words: routing tries them before the fallback policy)
+        idle = ir.FIELD_INDEX["system.idle_seconds"]
+        self.idle_globals = tuple(route for route in self.globals
+                                  if idle in condition_fields(builder.conditions[route.source]))
         # SPEC 10: category -> its rule, and the detector (the lexicon and this program's
         # patterns) that runs beside the NLU on every turn with text.
         self.safety_routes: dict[str, SafetyRoute] = {

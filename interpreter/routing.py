@@ -28,6 +28,12 @@ The rules that bit the original system (seed 002) live here:
   act with a safety finding is read as `inform` (the user said something that matters: never
   "I did not understand"); silence has no category.
 
+- tasks (SPEC 8): a global transition that reads `system.idle_seconds` is tried before the
+  fallback policy (tier `idle`): after a long pause the first words, understood or not,
+  never keep a stale task alive; a move stores the defaults of the node left and clears the
+  `clear_slots` of the node entered (`crossed_slots`); `entry_route` is the routing of a
+  node entered that does not wait (transient, or a task node whose slots are known).
+
 Focus mode (`state.focus`): the decision reports what routing would do; the state stays in
 the node (a would-be move or completion restarts the visit's counters, like a re-entry).
 """
@@ -43,7 +49,7 @@ from . import ir
 from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
 from .understanding.nlu import NLUResult
-from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots
+from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots, check_value
 from .state import DialogueState
 
 ACT_INDEX = {name: i for i, name in enumerate(ir.ACTS)}
@@ -201,6 +207,9 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     if rule is not None:  # SPEC 10: before the fallback policy and Action END
         kind = STAY if rule.target == table.index else MOVE
         target, reason, tier = rule.target, rule.reason, "safety"
+    elif reprompt and (pause := _pause_route(runtime, table, facts)) is not None:
+        kind, target, reason, tier = MOVE, pause.target, pause.reason, "idle"
+        retries = 0
     elif reprompt:  # step 6: the node holds and routing is skipped
         kind, target, reason, tier = FALLBACK, table.index, "fallback:" + fallback, "fallback"
         retries += 1
@@ -253,7 +262,7 @@ def crossed_slots(runtime: Runtime, left: NodeTable, entered: NodeTable, slots: 
     for name in left.collect_names:
         if slots.get(name) is None and name in runtime.defaults:
             literal, field = runtime.defaults[name]
-            value = literal if field is None else profile.get(field)
+            value = literal if field is None else profile_default(runtime, name, profile.get(field))
             if value is not None:
                 stored.append((name, value))
     if stored:
@@ -263,6 +272,15 @@ def crossed_slots(runtime: Runtime, left: NodeTable, entered: NodeTable, slots: 
         if pending is not None and pending.slot in entered.clear:
             pending = None
     return slots, pending, tuple(stored)
+
+
+def profile_default(runtime: Runtime, slot: str, value: Any) -> Any:
+    """A profile value as the default of `slot`, when the slot accepts it (its pattern and
+    bounds are the slot's, not the profile field's), else None; one item makes a list."""
+    if value is None:
+        return None
+    ok, normal, _ = check_value(runtime.slot_rules[runtime.slot_index[slot]], value)
+    return normal if ok else None
 
 
 def waits(table: NodeTable, slots: dict) -> bool:
@@ -311,6 +329,17 @@ def entry_facts(runtime: Runtime, turn_facts: list, table: NodeTable,
     facts.extend(map(slots.get, runtime.slot_names))
     facts.extend(map(state.profile.get, runtime.profile_names))
     return facts
+
+
+def _pause_route(runtime: Runtime, table: NodeTable, facts: list) -> Any:
+    """The first global transition that reads `system.idle_seconds` and matches, on a turn the
+    fallback policy would re-prompt (None: none). After a long pause, what the user says first
+    ("음...") must not keep a stale task alive: the pause decides (seed 004's 30-minute reset).
+    Like every global, one that targets the current node is skipped."""
+    for route in runtime.idle_globals:
+        if route.target != table.index and route.test(facts):
+            return route
+    return None
 
 
 def _current_table(runtime: Runtime, state: DialogueState) -> NodeTable:
@@ -384,6 +413,9 @@ def evaluations(runtime: Runtime, decision: Decision) -> list[tuple[int, bool | 
     that nobody traces records nothing."""
     if decision.facts is None or decision.tier in ("fallback", "action_end", "safety"):
         return []
+    if decision.tier == "idle":  # the one global tried before the fallback policy
+        route = next(r for r in runtime.idle_globals if r.reason == decision.reason)
+        return [(route.source, True)]
     asking = decision.slot_update is not None and decision.slot_update.asked is not None
     request = ExecutorOutcome(decision.next_node) if decision.tier == "request" else None
     record: list = []

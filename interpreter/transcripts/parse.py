@@ -20,6 +20,8 @@ The format (one key per line; `#` after whitespace starts a comment, as in YAML)
     user: 응 좋아요           # a turn; `user:` alone is a silent turn
       nlu: {"dialogue_act": "affirm"}   # NLU override for this turn (JSON object)
       idle: 1900                        # seconds of silence before this turn (SPEC 8.5)
+      skill: {"status": "failed", "data": {"error": "refused"}}   # the result of every skill
+                                        # this turn runs, instead of running it
       node: greeting_introduction       # where the turn was handled
       next: daily_life_check            # where the session is now; `-` = none (complete)
       not-next: meal_check              # ... and not this node (`-`: not complete; repeatable)
@@ -44,9 +46,10 @@ from ..files import InputFileError, JSONLimitError, decode_json, read_input
 
 HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus", "profile")
 STEP_KEYS = ("bot", "user")
-EXPECT_KEYS = ("nlu", "idle", "node", "next", "not-next", "reason", "complete", "slots",
-               "passed", "says", "not-says")
-INPUT_KEYS = ("nlu", "idle")  # what a user step gives the turn, beside its words
+EXPECT_KEYS = ("nlu", "idle", "skill", "node", "next", "not-next", "reason", "complete",
+               "slots", "passed", "says", "not-says")
+INPUT_KEYS = ("nlu", "idle", "skill")  # what a user step gives the turn, beside its words
+SKILL_STATUSES = ("ok", "failed", "timeout")
 REPEATABLE = frozenset(("says", "not-says", "not-next"))
 NLU_NAMES = ("rules", "scripted")
 NONE_MARK = "-"
@@ -79,6 +82,7 @@ class Step(NamedTuple):
     nlu: dict | None = None
     expectations: tuple[Expectation, ...] = ()
     idle: float = 0  # seconds of silence simulated before the turn (SPEC 8.5)
+    skill: dict | None = None  # the scripted result of the turn's skill runs
 
     def label(self) -> str:
         if self.kind == "bot":
@@ -179,7 +183,7 @@ class _Parser:
                 raise self.error(number, "`bot:` (the opening) can only be the first step")
             text = None
         self.current = {"kind": kind, "text": text, "line": number, "nlu": None, "idle": None,
-                        "expect": []}
+                        "skill": None, "expect": []}
 
     def expectation(self, number: int, key: str, value: str) -> None:
         step = self.current
@@ -196,14 +200,14 @@ class _Parser:
             raise self.error(number, f"`{key}` given twice in this step")
         parsed = _expect_value(key, value, lambda m: self.error(number, m))
         if key in INPUT_KEYS and step["kind"] == "bot":
-            what = "NLU" if key == "nlu" else "pause"
+            what = {"nlu": "NLU", "idle": "pause", "skill": "skill run"}[key]
             raise self.error(number, f"the opening has no {what}; `{key}:` belongs to a user "
                                      "turn")
         if key == "nlu":
             _check_override(parsed, step["text"], lambda m: self.error(number, m))
             step["nlu"] = parsed
-        elif key == "idle":
-            step["idle"] = parsed
+        elif key in ("idle", "skill"):
+            step[key] = parsed
         else:
             step["expect"].append(Expectation(key, parsed, number))
 
@@ -216,7 +220,7 @@ class _Parser:
             raise self.error(step["line"], "with `nlu: scripted` every user turn with text "
                                            "needs an `nlu:` line")
         self.steps.append(Step(step["kind"], step["text"], step["line"], step["nlu"],
-                               tuple(step["expect"]), step["idle"] or 0))
+                               tuple(step["expect"]), step["idle"] or 0, step["skill"]))
 
     def finish(self) -> Transcript:
         self.close()
@@ -254,6 +258,8 @@ def _header_value(key: str, value: str, fail) -> Any:
 def _expect_value(key: str, value: str, fail) -> Any:
     if key in ("nlu", "slots"):
         return _json_object(key, value, fail)
+    if key == "skill":
+        return _skill_result(_json_object(key, value, fail), fail)
     text = _text(value)
     if key == "complete":
         return _boolean(text, fail)
@@ -266,6 +272,14 @@ def _expect_value(key: str, value: str, fail) -> Any:
     if key in ("next", "not-next") and text == NONE_MARK:
         return None
     return text
+
+
+def _skill_result(result: dict, fail) -> dict:
+    """`skill:` is a skill result: `{"status": ok|failed|timeout, "data": {...}}`."""
+    if set(result) - {"status", "data"} or result.get("status") not in SKILL_STATUSES or \
+            not isinstance(result.get("data", {}), dict):
+        raise fail('`skill:` is {"status": "ok"|"failed"|"timeout", "data": {...}}')
+    return result
 
 
 def _seconds(text: str, fail) -> float:

@@ -11,9 +11,11 @@ another.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -102,7 +104,28 @@ class RuntimeCache:
 
 
 def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[TranscriptResult]:
-    """Every transcript in order; a broken one is reported and the others still run."""
+    """Every transcript in order; a broken one is reported and the others still run. With no
+    mail transport in the environment, e-mail goes to a temporary outbox for the run (a
+    transcript never needs a mail server; `skill:` lines script the failures)."""
+    with _mail_outbox():
+        return _run_files(paths, ir_dir)
+
+
+@contextlib.contextmanager
+def _mail_outbox():
+    """MAGO_OUTBOX set to a temporary folder while transcripts run, unless a transport is set."""
+    if os.environ.get("MAGO_SMTP_URL") or os.environ.get("MAGO_OUTBOX"):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="mago-outbox-") as folder:
+        os.environ["MAGO_OUTBOX"] = folder
+        try:
+            yield
+        finally:
+            os.environ.pop("MAGO_OUTBOX", None)
+
+
+def _run_files(paths: list[str], ir_dir: str | os.PathLike) -> list[TranscriptResult]:
     cache = RuntimeCache()
     results = []
     for path in paths:
@@ -148,6 +171,7 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)
     clock = ShiftedClock()
     engine = Engine(runtime, nlu, skills=skills, clock=clock)
+    skills = engine.skills
     # one session id per transcript: action ids (SPEC 8.4) of two transcripts never meet
     session = "transcript-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(transcript.path).stem)
     try:
@@ -163,6 +187,7 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
             results.append(_check_opening(index, step, opening))
             continue
         clock.pause(step.idle)
+        engine.skills = scripted_skills(step.skill) if step.skill is not None else skills
         try:
             result = engine.turn(session, step.text, step.nlu)
         except EngineError as error:
@@ -172,6 +197,28 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
                                     len(transcript.steps) - index)
         results.append(StepResult(index, step, check_step(step, result), result.json_line()))
     return TranscriptResult(transcript.path, tuple(results))
+
+
+class _ScriptedSkills:
+    """The skill registry of a turn whose step scripts the result (`skill:`): every skill it
+    runs answers that result, and nothing acts on the world."""
+
+    def __init__(self, result: Any):
+        self.result = result
+        self.name = "scripted"
+
+    def get(self, name: str) -> "_ScriptedSkills":
+        return self
+
+    def run(self, args: dict, context: Any) -> Any:
+        return self.result
+
+
+def scripted_skills(result: dict) -> _ScriptedSkills:
+    """The registry for a step's `skill:` line."""
+    from ..skills.registry import SkillResult
+
+    return _ScriptedSkills(SkillResult(result["status"], result.get("data", {})))
 
 
 def _check_opening(index: int, step: Step, opening: Any) -> StepResult:
