@@ -1,10 +1,11 @@
-"""A second, deliberately simple implementation of SPEC 6.1/6.2, for differential testing.
+"""A second, deliberately simple implementation of SPEC 6.1/6.2 and 8, for differential testing.
 
-In: a scenario as a JSON dict (the source, never the IR) that the compiler accepted, then
-user turns given as text plus a scripted NLU result (`{"intent", "dialogue_act", "slots",
-"confidence"}`, or None: not understood). Out: per turn a `Step` with the node the turn was
-handled in, where the session is now (None once complete), the reason code, completion and
-the slots after the turn. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
+In: a scenario as a JSON dict (the source, never the IR) that the compiler accepted, a session
+profile, then user turns given as text plus a scripted NLU result (`{"intent",
+"dialogue_act", "slots", "confidence"}`, or None: not understood) and the pause before each.
+Out: per turn a `Step` with the node the turn was handled in, where the session is now (None
+once complete), the reason code, completion, the slots after the turn and the nodes it
+passed through. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
 returns a new one and never changes its input), so a breadth-first search can branch on it.
 
 It imports nothing from `interpreter`: the tables (acts, defaults, operators) are written
@@ -41,11 +42,49 @@ Where SPEC is silent and the implementation had to be read (each is marked `IMPL
   current node otherwise), when it has not run in this visit; with bot-first off the entry's
   skill therefore first runs after turn 1 (`skill.status` is `none` while turn 1 routes).
   The built-in `weather` skill is `ok` for a known location of its offline table (default
-  location 서울), `failed` otherwise; an unknown skill is `failed`. (A run slower than
-  `timeout_ms` is `timeout`; the weather table never is, so callers should not give skill
-  nodes a tiny `timeout_ms` when they compare.)
+  location 서울), `failed` otherwise; an unknown skill is `failed`. `email` is the stand-in
+  the tests run (`test_differential.EmailStub`: nothing is sent): `ok` when its `to` and
+  `from` arguments fill to two different texts, `failed` otherwise. Text arguments are
+  filled by plain lookup (`{slots.X}`, `{profile.X}`; a placeholder without a value is empty
+  text). (A run slower than `timeout_ms` is `timeout`; the weather table never is, so callers
+  should not give skill nodes a tiny `timeout_ms` when they compare.)
 - global transition labels: `global:NAME` when the name is a non-empty string, else
   `global[i]`.
+- tier `idle` (README "Progressive tasks"): on a turn the fallback policy would re-prompt,
+  the global transitions whose condition reads `system.idle_seconds` are tried first (in
+  order, not one to the current node), on the turn's facts with the budget not spent; one
+  that holds moves (after a long pause the first words, understood or not, end the task).
+
+Progressive tasks (SPEC 8), modelled from the scenario JSON like the rest:
+- profile (8.1): `start(profile=...)` checks each value against its declaration with the slot
+  rules below (`ValueError` naming the field for an undeclared or invalid one; a null value
+  is not given); `profile.NAME` is a condition field, null when not given.
+- `system.idle_seconds`: `turn(..., idle=SECONDS)` is the pause before the turn; the fact is
+  its whole seconds, 0 when the session had no turn before (IMPL: `int`, never negative).
+  `system.slots_updated`: the slot step stored or changed a value (an affirmed confirmation
+  counts; defaults do not).
+- lists (8.2): one item or a list of items, each checked by the item type (one bad item drops
+  the whole value), repeats removed, an empty list is nothing heard; `append` (the default
+  for lists) adds the new items, and a result beyond `max_items` is dropped (IMPL: the whole
+  value, the stored list stays). A list counts as filled (required gate, `skip:filled`)
+  with at least `min_items` items (any non-empty list without it). `contains` tests an item.
+- defaults (8.2): on a move away from a node (not a stay, not completion), each of its
+  collect slots still empty gets its default: the literal (IMPL: the compiler stores it
+  normalized), or the profile's value when the profile has one and the slot accepts it
+  (SPEC 2.1: a value that breaks its slot's rules is never stored; one item becomes a
+  one-item list).
+- `params.clear_slots` (8.5): on entering a node (after the defaults of the node left), its
+  slots are cleared, and a confirmation pending on one of them is dropped.
+- entry routing (8.3): after a move, a node that does not wait (transient, or a task node
+  with min_turns 1, `skip_if_filled` not false and every collect slot filled) runs its skill
+  (if it has one and has not run in this visit) and takes its own `next_nodes`, then
+  `default_next`, on the turn's facts with a fresh visit (node turn 0, no limit, no
+  fallback, min_turns not met, its own gate and skill status); a matching `stay` makes it
+  wait; a target is a hop (reason `next_nodes[i]`/`default_next` for a transient node,
+  `skip:filled` for a task node), with the defaults and clearing of a move; no route
+  completes a transient end node (`terminal`) and holds any other. A node reached a second
+  time in one turn waits. A node entered keeps the skill result it was carried unless it
+  runs a skill of its own. `Step.passed` lists ((node, reason), ...).
 """
 
 from __future__ import annotations
@@ -80,6 +119,7 @@ class Step:
     reason: str
     complete: bool
     slots: dict
+    passed: tuple = ()  # ((node, reason), ...) nodes the turn went through (SPEC 8.3)
 
 
 # --- conditions ---------------------------------------------------------------------------
@@ -102,12 +142,12 @@ def _compare(operator: str, actual: Any, value: Any) -> bool:
     if operator == "not_in":
         return actual not in value
     if operator == "is_empty":
-        return actual is None or actual == ""
+        return actual is None or actual == "" or actual == []
     if operator == "is_not_empty":
-        return actual is not None and actual != ""
+        return actual is not None and actual != "" and actual != []
     if actual is None:  # null never satisfies an ordering or `contains`
         return False
-    if operator == "contains":
+    if operator == "contains":  # a substring of a text, an item of a list
         return value in actual
     return {"greater_than": actual > value, "greater_or_equal": actual >= value,
             "less_than": actual < value, "less_or_equal": actual <= value}[operator]
@@ -203,6 +243,18 @@ def _as_number(value: Any, integer: bool):
 def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
     """(valid, value as stored) for one value against one slot definition."""
     kind = slot["value_type"]
+    if kind == "list":  # SPEC 8.2: one item or a list of items, each of the item type
+        item_slot = {**slot, "value_type": slot["items"]}
+        items: list = []
+        for item in value if isinstance(value, list) else [value]:
+            ok, item = check_slot_value(item_slot, item)
+            if not ok:
+                return False, value
+            if item not in items:
+                items.append(item)
+        if slot.get("max_items") is not None and len(items) > slot["max_items"]:
+            return False, value
+        return True, items
     if kind in ("integer", "number"):
         number = _as_number(value, kind == "integer")
         if number is None:
@@ -246,13 +298,15 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
 
 
 class Oracle:
-    """SPEC 6.1/6.2 over a scenario dict; `start` and `turn` are pure functions of the state."""
+    """SPEC 6.1/6.2 and 8 over a scenario dict; `start` and `turn` are pure functions of the
+    state."""
 
     def __init__(self, scenario: dict, detect=None):
         graph = scenario["graph"]
         self.detect = detect or (lambda text: None)
         self.safety = {rule["category"]: rule["target"] for rule in graph.get("safety", [])}
         self.slots: dict[str, dict] = scenario.get("slots", {})
+        self.profile_fields: dict[str, dict] = scenario.get("profile", {})
         self.intents = set(scenario.get("intents", {}))
         self.nodes: dict[str, dict] = {node["id"]: node for node in graph["nodes"]}
         self.entry = graph["entry"]
@@ -269,39 +323,86 @@ class Oracle:
         return bool(node.get("terminal")) or (not edges and node.get("default_next") is None)
 
     def params(self, node_id: str) -> dict:
-        """The routing parameters of a node, defaults filled in (SPEC 2.2)."""
+        """The routing parameters of a node, defaults filled in (SPEC 2.2, 8.3, 8.5)."""
         if node_id not in self._params:
-            params = self.nodes[node_id].get("params", {})
+            node = self.nodes[node_id]
+            params = node.get("params", {})
+            cleared = params.get("clear_slots", [])
+            collect = node.get("collect_slots", [])
+            task = bool(collect) and params.get("skill") is None
             self._params[node_id] = {
                 "max_turns": params.get("max_turns"), "min_turns": params.get("min_turns", 1),
                 "retries": params.get("max_fallback_retries", 2),
-                "limit_on": params.get("turn_limit_enabled", True)}
+                "limit_on": params.get("turn_limit_enabled", True),
+                "skill": params.get("skill") is not None,
+                "transient": bool(node.get("transient")),
+                "skips": task and params.get("min_turns", 1) == 1
+                and params.get("skip_if_filled", True),
+                "clear": list(self.slots) if cleared == "all" else list(cleared)}
         return self._params[node_id]
+
+    def filled(self, name: str, slots: dict) -> bool:
+        """Whether a slot counts as known: any value; a list with `min_items` items."""
+        value = slots.get(name)
+        if value is None:
+            return False
+        least = self.slots[name].get("min_items") if self.slots[name]["value_type"] == "list" \
+            else None
+        return not least or len(value) >= least
 
     def required(self, node_id: str) -> list[str]:
         return [s for s in self.nodes[node_id].get("collect_slots", [])
                 if self.slots[s]["policy"] == "required"]
 
+    def missing(self, node_id: str, slots: dict) -> list[str]:
+        return [s for s in self.required(node_id) if not self.filled(s, slots)]
+
     # --- 6.1 ------------------------------------------------------------------------------
 
-    def start(self, bot_first: bool | None = None) -> tuple[dict, Step]:
+    def check_profile(self, profile: dict | None) -> dict:
+        """SPEC 8.1: every given value checked against its declaration (`ValueError`)."""
+        checked = {}
+        for name, value in (profile or {}).items():
+            if name not in self.profile_fields:
+                raise ValueError(f"oracle: profile field {name!r} is not declared")
+            if value is None:
+                continue
+            ok, value = check_slot_value(self.profile_fields[name], value)
+            if not ok:
+                raise ValueError(f"oracle: profile field {name!r} has an invalid value")
+            checked[name] = value
+        return checked
+
+    def start(self, bot_first: bool | None = None,
+              profile: dict | None = None) -> tuple[dict, Step]:
         speaks = self.bot_first if bot_first is None else bot_first
         state = {"node": self.entry, "previous": None, "node_turns": int(speaks),
                  "session_turns": int(speaks), "no_input": 0, "not_understood": 0,
                  "retries": 0, "turn_limit": False, "slots": {}, "pending": None,
-                 "skill": "none", "complete": False}
+                 "skill": "none", "complete": False, "profile": self.check_profile(profile)}
         if speaks:
-            state["skill"] = self.skill_status(self.entry)
+            state["skill"] = self.skill_status(self.entry, state)
         return state, Step(self.entry, self.entry, "opening", False, {})
 
-    def skill_status(self, node_id: str) -> str:
+    def skill_status(self, node_id: str, state: dict | None = None) -> str:
+        """The skill result of a node's run ("none" for a node without a skill); the
+        `location` argument may name slots and profile fields (`{slots.X}`, missing: "")."""
         params = self.nodes[node_id].get("params", {})
         skill = params.get("skill")
         if skill is None:
             return "none"
+        args = params.get("skill_args", {})
+        if state is not None:
+            args = {k: _filled_text(v, state["slots"], state["profile"])
+                    if isinstance(v, str) else v for k, v in args.items()}
+        if skill == "email":
+            to, sender = (args.get(k) for k in ("to", "from"))
+            texts = isinstance(to, str) and isinstance(sender, str)
+            sent = texts and to.strip() and sender.strip() and to.strip() != sender.strip()
+            return "ok" if sent else "failed"
         if skill != "weather":
             return "failed"
-        location = params.get("skill_args", {}).get("location") or "서울"
+        location = args.get("location") or "서울"
         if not isinstance(location, str):
             return "failed"
         known = location in WEATHER_LOCATIONS or location.strip().lower() in WEATHER_LOCATIONS
@@ -329,39 +430,50 @@ class Oracle:
             act = "inform"  # IMPL: a crisis was understood, never "I did not understand"
         return act, intent, dict(nlu.get("slots") or {}), safety
 
-    def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool]:
-        """(slots, pending, asked): step 2's slot part."""
-        slots, pending, asked = dict(state["slots"]), state["pending"], False
+    def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool, bool]:
+        """(slots, pending, asked, updated): step 2's slot part."""
+        slots, pending, asked, updated = dict(state["slots"]), state["pending"], False, False
         if pending is not None and act not in ("silence", "null"):
             if act == "affirm":
                 slots[pending[0]] = pending[1]
+                updated = True
             pending = None
         for name, value in extracted.items():
-            if name not in self.slots or value is None:
+            if name not in self.slots or value is None or value == []:
                 continue
             if isinstance(value, str) and not value.strip():
                 continue
-            ok, value = check_slot_value(self.slots[name], value)
+            slot = self.slots[name]
+            ok, value = check_slot_value(slot, value)
             if not ok:
                 continue
             old = slots.get(name)
-            policy = self.slots[name].get("on_conflict", "overwrite")
-            if old is None or policy == "overwrite":
+            policy = slot.get("on_conflict", "append" if slot["value_type"] == "list"
+                              else "overwrite")
+            if old is not None and policy == "append":
+                value = list(old) + [item for item in value if item not in old]
+                if slot.get("max_items") is not None and len(value) > slot["max_items"]:
+                    continue  # IMPL: too many items: all dropped, the stored list stays
+            if old is None or policy in ("overwrite", "append"):
                 if old != value:
                     slots[name] = value
+                    updated = True
             elif old == value or policy == "keep":
                 pass
             elif pending is None:  # confirm: ask before replacing (one question at a time)
                 pending, asked = (name, value), True
-        return slots, pending, asked
+        return slots, pending, asked, updated
 
-    def turn(self, state: dict, text: str, nlu: dict | None) -> tuple[dict, Step]:
+    def turn(self, state: dict, text: str, nlu: dict | None,
+             idle: float = 0) -> tuple[dict, Step]:
+        """One user turn; `idle`: the pause before it, in seconds (SPEC 8.5)."""
         if state["complete"]:
             raise ValueError("oracle: the session is complete")
         here = state["node"]
         params = self.params(here)
         act, intent, extracted, safety = self.read_nlu(text, nlu)
-        slots, pending, asked = self.fill_slots(state, act, extracted if act != "silence" else {})
+        slots, pending, asked, updated = self.fill_slots(
+            state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
         new = dict(state, session_turns=state["session_turns"] + 1, node_turns=node_turns,
                    slots=slots, pending=pending,
@@ -369,29 +481,38 @@ class Oracle:
                    not_understood=state["not_understood"] + 1 if act == "null" else 0)
         fallback = act in ("silence", "null")
         retries = state["retries"] if fallback else 0
-        if safety in self.safety:  # SPEC 10: first, before the fallback policy and Action END
-            new["retries"] = retries
-            new["turn_limit"] = state["turn_limit"] or (
-                params["limit_on"] and params["max_turns"] is not None
-                and node_turns >= params["max_turns"])
-            target = self.safety[safety]
-            kind = "stay" if target == here else "move"
-            return self._after(new, here, kind, target, "safety:" + safety)
-        if fallback and retries < params["retries"]:  # step 4: re-prompt
-            new["retries"] = retries + 1
-            kind = "no_input" if act == "silence" else "not_understood"
-            return self._after(new, here, "stay", here, "fallback:" + kind)
-        new["retries"] = retries
+        idle_seconds = max(0, int(idle)) if state["session_turns"] else 0  # IMPL: whole seconds
         limit_hit = (params["limit_on"] and params["max_turns"] is not None
                      and node_turns >= params["max_turns"])
+        missing = self.missing(here, slots)
+
+        def facts(turn_limit: bool, exhausted: bool = fallback) -> dict:
+            found = self.facts(new, text, nlu, act, intent, exhausted, missing)
+            found.update({"nlu.safety": safety or "none", "system.turn_limit_reached": turn_limit,
+                          "system.slots_updated": updated, "system.idle_seconds": idle_seconds})
+            return found
+        if safety in self.safety:  # SPEC 10: first, before the fallback policy and Action END
+            new["retries"] = retries
+            new["turn_limit"] = state["turn_limit"] or limit_hit
+            target = self.safety[safety]
+            kind = "stay" if target == here else "move"
+            return self._after(new, here, kind, target, "safety:" + safety, facts(False))
+        if fallback and retries < params["retries"]:  # step 4: re-prompt, unless a pause decides
+            seen = facts(state["turn_limit"], exhausted=False)
+            for i, rule in enumerate(self.globals):  # IMPL (README): tier `idle`
+                if rule["target"] != here and self.reads_idle(rule) \
+                        and evaluate(rule["condition"], seen):
+                    return self._after(new, here, "move", rule["target"], _label(rule, i), seen)
+            new["retries"] = retries + 1
+            kind = "no_input" if act == "silence" else "not_understood"
+            return self._after(new, here, "stay", here, "fallback:" + kind, None)
+        new["retries"] = retries
         if limit_hit and here in self.ends:  # step 5 at an end node: Action END
-            return self._after(new, here, "complete", None, "action_end")
+            return self._after(new, here, "complete", None, "action_end", None)
         new["turn_limit"] = state["turn_limit"] or limit_hit
-        missing = [s for s in self.required(here) if slots.get(s) is None]
-        facts = self.facts(new, text, nlu, act, intent, fallback, missing)
-        facts["nlu.safety"] = safety or "none"
-        kind, target, reason = self.route(here, facts, new["turn_limit"], missing, asked)
-        return self._after(new, here, kind, target, reason)
+        turn_facts = facts(new["turn_limit"])
+        kind, target, reason = self.route(here, turn_facts, new["turn_limit"], missing, asked)
+        return self._after(new, here, kind, target, reason, turn_facts)
 
     def facts(self, new: dict, text: str, nlu: dict | None, act: str, intent: str | None,
               fallback: bool, missing: list) -> dict:
@@ -410,7 +531,14 @@ class Oracle:
             "system.min_turns_met": new["node_turns"] >= self.params(here)["min_turns"],
             "system.required_slots_filled": not missing, "skill.status": new["skill"],
         }
-        facts.update({"slots." + name: new["slots"].get(name) for name in self.slots})
+        facts.update(self.value_facts(new))
+        return facts
+
+    def value_facts(self, state: dict) -> dict:
+        """`slots.NAME` (null when unfilled) and `profile.NAME` (null when not given)."""
+        facts = {"slots." + name: state["slots"].get(name) for name in self.slots}
+        facts.update({"profile." + name: state["profile"].get(name)
+                      for name in self.profile_fields})
         return facts
 
     def route(self, here: str, facts: dict, turn_limit: bool, missing: list,
@@ -420,8 +548,7 @@ class Oracle:
             if rule["target"] == here:
                 continue  # going where you are instructs nothing (seed 002)
             if evaluate(rule.get("condition"), facts):
-                name = rule.get("name")
-                return "move", rule["target"], f"global:{name}" if name else f"global[{i}]"
+                return "move", rule["target"], _label(rule, i)
         if not turn_limit:
             if facts["system.node_turns"] < self.params(here)["min_turns"]:
                 return "stay", here, "gate:min_turns"
@@ -441,17 +568,138 @@ class Oracle:
             return "complete", None, "terminal"
         return "stay", here, "no_route"
 
-    def _after(self, new: dict, here: str, kind: str, target: str | None,
-               reason: str) -> tuple[dict, Step]:
-        """Step 7 (the move and its resets), then the skill of the node that now speaks."""
+    @staticmethod
+    def reads_idle(rule: dict) -> bool:
+        return any(name == "system.idle_seconds" for name, _, _ in condition_leaves(
+            rule.get("condition")))
+
+    # --- moving: defaults, clearing, entry routing (SPEC 8.2, 8.3, 8.5) -------------------
+
+    def default_value(self, name: str, profile: dict) -> Any:
+        """The value a slot's `default` stores now, or None (a profile default without a
+        value in the profile, or one the slot's rules refuse)."""
+        slot = self.slots[name]
+        default = slot.get("default")
+        if isinstance(default, str):
+            reference = re.fullmatch(r"\{profile\.([^{}]*)\}", default)
+            if reference is not None:
+                default = profile.get(reference.group(1))
+        if default is None:
+            return None
+        ok, value = check_slot_value(slot, default)
+        return value if ok else None
+
+    def cross(self, new: dict, left: str, entered: str) -> None:
+        """Leave `left` (its empty collect slots get their defaults), enter `entered` (its
+        `clear_slots` are cleared, a confirmation pending on one dropped), a fresh visit."""
+        slots = dict(new["slots"])
+        for name in self.nodes[left].get("collect_slots", []):
+            if slots.get(name) is None:
+                value = self.default_value(name, new["profile"])
+                if value is not None:
+                    slots[name] = value
+        cleared = self.params(entered)["clear"]
+        for name in cleared:
+            slots.pop(name, None)
+        if new["pending"] is not None and new["pending"][0] in cleared:
+            new["pending"] = None
+        new.update(slots=slots, node=entered, previous=left, node_turns=0, retries=0,
+                   turn_limit=False)
+
+    def waits(self, node_id: str, slots: dict) -> bool:
+        params = self.params(node_id)
+        if params["transient"]:
+            return False
+        every = all(self.filled(s, slots) for s in self.nodes[node_id]["collect_slots"]) \
+            if params["skips"] else False
+        return not every
+
+    def entry_route(self, node_id: str, facts: dict) -> tuple[str | None, str] | None:
+        """A node that does not wait: (target, reason) for a hop, (None, "terminal") when a
+        transient end node completes, None when it waits after all."""
+        node, transient = self.nodes[node_id], self.params(node_id)["transient"]
+        for i, rule in enumerate(node.get("next_nodes", [])):
+            if evaluate(rule.get("condition"), facts):
+                if "target" not in rule:
+                    return None  # a stay: it waits
+                return rule["target"], f"next_nodes[{i}]" if transient else "skip:filled"
+        if node.get("default_next") is not None:
+            return node["default_next"], "default_next" if transient else "skip:filled"
+        if transient and node_id in self.ends:
+            return None, "terminal"
+        return None
+
+    def entry_facts(self, turn_facts: dict, new: dict) -> dict:
+        """The turn's facts as the node just entered sees them: a fresh visit."""
+        here = new["node"]
+        facts = dict(turn_facts)
+        facts.update({
+            "system.current_node": here, "system.previous_node": new["previous"],
+            "system.node_turns": 0, "system.fallback_exhausted": False,
+            "system.conversation_resuming": here in self.ends
+            and turn_facts["nlu.dialogue_act"] not in self.closing,
+            "system.turn_limit_reached": False,
+            "system.min_turns_met": 0 >= self.params(here)["min_turns"],
+            "system.required_slots_filled": not self.missing(here, new["slots"]),
+            "skill.status": new["skill"]})
+        facts.update(self.value_facts(new))
+        return facts
+
+    def enter(self, new: dict, turn_facts: dict) -> tuple:
+        """Entry routing from the node a move entered; the nodes passed."""
+        passed: list[tuple[str, str]] = []
+        while True:
+            here = new["node"]
+            if self.waits(here, new["slots"]) or any(node == here for node, _ in passed):
+                return tuple(passed)
+            if new["skill"] == "none":
+                new["skill"] = self.skill_status(here, new)
+            hop = self.entry_route(here, self.entry_facts(turn_facts, new))
+            if hop is None:
+                return tuple(passed)
+            target, reason = hop
+            passed.append((here, reason))
+            if target is None:
+                new.update(complete=True, complete_reason="terminal")
+                return tuple(passed)
+            self.cross(new, here, target)
+            if self.params(target)["skill"]:
+                new["skill"] = "none"  # else the skill result is carried
+
+    def _after(self, new: dict, here: str, kind: str, target: str | None, reason: str,
+               turn_facts: dict | None) -> tuple[dict, Step]:
+        """Step 7 (the move, its defaults, clearing and resets, entry routing), then the skill
+        of the node that now speaks."""
+        passed: tuple = ()
         if kind == "complete":
             new["complete"] = True
             new["complete_reason"] = reason
         elif kind == "move":
-            new.update(node=target, previous=here, node_turns=0, retries=0,
-                       turn_limit=False, skill="none")
+            self.cross(new, here, target)
+            new["skill"] = "none"
+            passed = self.enter(new, turn_facts)
         if not new["complete"] and new["skill"] == "none":
-            new["skill"] = self.skill_status(new["node"])
-        return new, Step(here, None if kind == "complete" else new["node"], reason,
-                         kind == "complete", dict(new["slots"]))
+            new["skill"] = self.skill_status(new["node"], new)
+        return new, Step(here, None if new["complete"] else new["node"], reason,
+                         new["complete"], dict(new["slots"]), passed)
 
+
+def _label(rule: dict, i: int) -> str:
+    """A global transition's reason: `global:NAME`, or `global[i]` without a name."""
+    return f"global:{rule['name']}" if rule.get("name") else f"global[{i}]"
+
+
+def _filled_text(text: str, slots: dict, profile: dict) -> str:
+    """A skill argument's `{slots.X}` / `{profile.X}` by plain lookup (missing: empty)."""
+    def value(match: re.Match) -> str:
+        found = (slots if match.group(1) == "slots" else profile).get(match.group(2))
+        if found is None or found == "" or found == []:
+            return ""
+        if isinstance(found, bool):
+            return "true" if found else "false"
+        if isinstance(found, float) and found.is_integer():
+            return str(int(found))
+        if isinstance(found, list):
+            return ", ".join(map(str, found))
+        return str(found)
+    return re.sub(r"\{(slots|profile)\.([A-Za-z0-9_.\-]+)\}", value, text)

@@ -16,6 +16,16 @@ Scenarios
     `graph.safety` rules (any node a target, the entry and end nodes too) and
     `safety.patterns`; `nlu.safety` conditions (only on categories without a rule, which
     are the only ones a condition can see).
+    `valid_scenarios(..., tasks=True)` (`task_scenarios()`): the same with the constructs of
+    SPEC 8 too: list slots (`items` with their constraints, `min_items`/`max_items`,
+    `on_conflict` append/overwrite/keep/confirm), slot defaults (a valid literal, or
+    `"{profile.NAME}"` of a field of the slot's type, with the slot's constraints or without
+    them so that the profile may hold a value the slot refuses), a `profile` declaration,
+    `profile.NAME` and list `contains`/`is_empty` conditions, transient nodes (never the
+    entry; no stay, an unconditional last route unless an end node, transient targets only
+    forward: no E109, no E303; their conditions drawn on a fresh visit), `skip_if_filled:
+    false`, `clear_slots` (names or "all"), weather skills whose location reads a slot or the
+    profile. Conditions on `system.idle_seconds` and `system.slots_updated` come in both.
     `valid_scenario_and_facts(...)`: the same, as `(scenario, ScenarioFacts)`.
     `facts_of(scenario)`: the `ScenarioFacts` of any valid scenario dict (also the shipped
     ones): node ids in source order, entry, end nodes with provenance, intents, slots with
@@ -61,7 +71,12 @@ Turns
     and whitespace input, unicode, control characters and long text (a few KB), crisis
     expressions the safety detector finds. `info` is a
     `ScenarioFacts` or a scenario dict. Its parts: `user_texts`, `nlu_objects(facts)`,
-    `slot_value(definition)`.
+    `slot_value(definition)`. With `tasks=True`, a third of the turns answer several slots
+    with valid values (`valid_values`), and turns carry pauses (`"idle": SECONDS`: around
+    the literals `system.idle_seconds` is compared with, 1799-1801, 3600), as they also do
+    without `tasks` when a condition reads `system.idle_seconds`.
+    `profiles(info)`: a session profile the declaration accepts (fields valid, null or left
+    out). `valid_values(definition)`: a few values a slot or profile field accepts.
 
 How a valid scenario is built (so that it has no error and no warning)
     - Nodes get a random spanning tree rooted at the entry (parent index < child index), so
@@ -81,6 +96,11 @@ How a valid scenario is built (so that it has no error and no warning)
     - Every declared slot and intent is used (collected, in a condition or a placeholder;
       compared in an `nlu.intent` leaf): no W405.
     - The node list is shuffled, so the entry is not always first.
+    - No leaf is trivially true or false: no `is_empty`/`is_not_empty` on a field that is
+      never null, no ordering past a counter's floor or the confidence's bounds, no `in` of
+      every member, no field fixed at the node in its own rules (`system.current_node`,
+      `conversation_resuming` away from an end node, a fresh visit's fields at a transient
+      node): such a tautology could cut off a node's only way on (E301).
 
 Speed: a strategy object built inside a draw is validated on its first use, which costs more
 than the draw, so the generator draws through cached strategies (`_ints`, `_floats`) and
@@ -112,6 +132,7 @@ __all__ = [
     "conditions", "condition_tree", "render_condition", "render_expression", "condition_asts",
     "mutations", "json_values", "fuzzed_scenarios", "json_texts", "raw_bytes",
     "turn_sequences", "user_texts", "nlu_objects", "slot_value", "pointer",
+    "task_scenarios", "profiles", "valid_values",
 ]
 
 # ---------------------------------------------------------------------------------------
@@ -174,10 +195,18 @@ OPS_BY_KIND = {
     "number": ("equals", "not_equals", "in", "not_in", *ORDERING, "is_empty", "is_not_empty"),
     "string": ("equals", "not_equals", "in", "not_in", "contains", "is_empty", "is_not_empty"),
     "email": ("equals", "not_equals", "in", "not_in", "contains", "is_empty", "is_not_empty"),
+    "list": ("contains", "is_empty", "is_not_empty"),  # SPEC 8.2: `contains` an item
 }
 VALUE_TYPES = ("string", "integer", "number", "boolean", "enum", "email")
+TASK_TYPES = VALUE_TYPES + ("list",)  # with `tasks`: list slots too (SPEC 8.2)
+ITEM_TYPES = ("string", "enum", "email", "integer", "number")
 COUNTER_FLOORS = {"system.node_turns": 1, "system.session_turns": 1,
-                  "system.no_input_count": 0, "system.not_understood_count": 0}
+                  "system.no_input_count": 0, "system.not_understood_count": 0,
+                  "system.idle_seconds": 0}
+# What a transient node's routing sees (SPEC 8.3): a fresh visit, the compiler's entry domains.
+FRESH_VISIT = {"system.node_turns": 0, "system.fallback_exhausted": False,
+               "system.turn_limit_reached": False, "system.min_turns_met": False}
+PROFILE_NAMES = ("email", "name", "city", "age", "vip", "lang", "nick", "score")
 SAFETY_PATTERNS = ("도와줘요", r"\bhelp me\b", "살려", "맞고 살아", r"긴급\d+", "숨이 ?막")
 VALID_PATTERNS = (r"^[0-9]+$", r"[a-z]+", r"\d{3}-\d{4}", r".*", r"^(?:yes|no)$", "한글",
                   r"^[^@\s]+@[^@\s]+$", r"(a|b)*c?")
@@ -228,16 +257,25 @@ class ConditionContext:
     ends: set[str] = field(default_factory=set)
     # categories with a graph.safety rule: conditions never see them (the safety tier is first)
     safety: tuple[str, ...] = ()
+    profile: dict[str, dict] = field(default_factory=dict)  # SPEC 8.1: `profile.NAME`
+    transient: set[str] = field(default_factory=set)  # nodes whose routing sees a fresh visit
 
     def fields(self) -> list[str]:
-        return [f[0] for f in FIXED_FIELDS] + ["slots." + s for s in self.slots]
+        return [f[0] for f in FIXED_FIELDS] + ["slots." + s for s in self.slots] + [
+            "profile." + p for p in self.profile]
+
+    def declared(self, name: str) -> dict:
+        """The slot or profile field definition behind `slots.NAME` / `profile.NAME`."""
+        if name.startswith("profile."):
+            return self.profile[name[len("profile."):]]
+        return self.slots[name[len("slots."):]]
 
     def field_kind(self, name: str) -> tuple[str, bool]:
         """(kind, nullable)."""
         for fname, kind, _domain, nullable in FIXED_FIELDS:
             if fname == name:
                 return kind, nullable
-        return self.slots[name[len("slots."):]]["value_type"], True
+        return self.declared(name)["value_type"], True
 
     def members(self, name: str) -> list:
         """Members of an enum-like or boolean field (without null)."""
@@ -255,7 +293,7 @@ class ConditionContext:
         if kind == "boolean":
             return [True, False]
         if kind == "enum":
-            return list(self.slots[name[len("slots."):]]["values"])
+            return list(self.declared(name)["values"])
         return []
 
 
@@ -293,9 +331,101 @@ def _slot_definition(draw, kind: str | None = None) -> dict:
     return slot
 
 
+def _list_definition(draw) -> dict:
+    """A list slot (SPEC 8.2): an item type with that type's constraints, item bounds, and
+    `on_conflict` (`append` by default)."""
+    items = _choose(draw, ITEM_TYPES)
+    slot = _slot_definition(draw, items)
+    slot.pop("on_conflict", None)
+    slot.update(value_type="list", items=items)
+    if _one_in(draw, 3):
+        slot["min_items"] = _int(draw, 0, 2)
+    if _one_in(draw, 3):
+        slot["max_items"] = max(1, slot.get("min_items", 0)) + _int(draw, 0, 2)
+    if _one_in(draw, 2):
+        slot["on_conflict"] = _choose(draw, ("append", "overwrite", "keep", "confirm"))
+    return slot
+
+
+_TEXT_CANDIDATES = ("abc", "123", "555-1234", "yes", "한글", "c", "a@b.co", "kim@test.kr",
+                    "홍길동", "x", "안녕하세요")
+
+
+def valid_values(definition: dict) -> list:
+    """A few values the slot (or profile field) accepts, as it stores them (deterministic:
+    members, bounds, texts its pattern and lengths allow); may be empty."""
+    from oracle import check_slot_value  # tests/oracle.py: the SPEC's rules, no interpreter
+
+    kind = definition["value_type"]
+    if kind == "list":
+        item = {**definition, "value_type": definition["items"]}
+        items = valid_values(item)
+        raw: list = [[v] for v in items[:3]] + ([items[:2]] if len(items) > 1 else [])
+    elif kind == "enum":
+        raw = list(definition["values"])
+    elif kind == "boolean":
+        raw = [True, False]
+    elif kind in ("integer", "number"):
+        low, high = definition.get("min"), definition.get("max")
+        raw = [b for b in (low, high) if b is not None] + [0, 1, 7, -3]
+        if low is not None:
+            raw.append(math.ceil(low))
+        if low is not None and high is not None:
+            raw += [(low + high) / 2, math.floor(high)]
+    else:
+        lengths = [definition.get("min_length") or 1, definition.get("max_length") or 3]
+        raw = list(_TEXT_CANDIDATES) + ["x" * n for n in lengths]
+    out = []
+    for value in raw:
+        ok, stored = check_slot_value(definition, value)
+        if ok and stored not in out and not (stored == [] or stored == ""):
+            out.append(stored)
+    return out
+
+
+def _task_slot(draw, kind: str) -> dict:
+    """A slot of the task scenarios: any kind, lists too, sometimes with a literal default."""
+    slot = _list_definition(draw) if kind == "list" else _slot_definition(draw, kind)
+    if _one_in(draw, 3):
+        values = valid_values(slot)
+        if values:
+            slot["default"] = _choose(draw, values)
+    return slot
+
+
+def _profile_field(slot: dict, loose: bool = False) -> dict:
+    """A profile field (SPEC 8.1) of the slot's value type (its item type for a list) with
+    its constraints, or (`loose`) without its bounds, lengths and pattern: then the profile
+    may hold a value the slot refuses, which is then no default."""
+    keys = ("values", "synonyms", "description") if loose else (
+        "values", "synonyms", "min", "max", "min_length", "max_length", "pattern", "description")
+    return {"value_type": slot.get("items") or slot["value_type"],
+            **{k: v for k, v in slot.items() if k in keys}}
+
+
+def _profile(draw, slots: dict) -> dict:
+    """The profile declaration of a task scenario: a few fields of their own, and one for
+    each slot whose default reads the profile (`"{profile.NAME}"`, set here)."""
+    profile: dict[str, dict] = {}
+    names = list(PROFILE_NAMES)
+    for _ in range(_int(draw, 0, 2)):
+        name = names.pop(_int(draw, 0, len(names) - 1))
+        field_def = _slot_definition(draw, _choose(draw, VALUE_TYPES))
+        profile[name] = _profile_field(field_def)
+    for slot_name, slot in slots.items():
+        if "default" in slot or not names or not _one_in(draw, 3):
+            continue
+        name = names.pop(_int(draw, 0, len(names) - 1))
+        profile[name] = _profile_field(slot, loose=_one_in(draw, 3))
+        slot["default"] = "{profile." + name + "}"
+    return profile
+
+
 @st.composite
 def slot_definition(draw, value_type: str | None = None) -> dict:
     """A valid slot definition of `value_type` (any when None)."""
+    if value_type == "list":
+        return _list_definition(draw)
     return _slot_definition(draw, value_type)
 
 
@@ -344,8 +474,8 @@ def _holds(fname: str, op: str, value, w) -> bool:
         return any(_same(norm(v), w) for v in value)
     if op == "not_in":
         return not any(_same(norm(v), w) for v in value)
-    if op == "contains":
-        return isinstance(w, str) and value in w
+    if op == "contains":  # a substring of a text, an item of a list
+        return isinstance(w, (str, list)) and value in w
     if w is None:
         return False
     return {"greater_than": w > value, "greater_or_equal": w >= value,
@@ -358,6 +488,8 @@ def _witness(draw, ctx: ConditionContext, fname: str, at: str):
         return at
     if fname == "system.conversation_resuming" and at not in ctx.ends:
         return False
+    if at in ctx.transient and fname in FRESH_VISIT:
+        return FRESH_VISIT[fname]
     kind, nullable = ctx.field_kind(fname)
     if nullable and _one_in(draw, 4):
         return None
@@ -370,7 +502,15 @@ def _witness(draw, ctx: ConditionContext, fname: str, at: str):
     members = ctx.members(fname)
     if kind in ("enum", "boolean"):
         return _choose(draw, members) if members else None
-    slot = ctx.slots[fname[len("slots."):]]
+    slot = ctx.declared(fname)
+    if kind == "list":  # one or two items of the item type (a list is never stored empty)
+        item = {**slot, "value_type": slot["items"]}
+        items = []
+        for _ in range(_int(draw, 1, 2)):
+            value = _item_witness(draw, item)
+            if value not in items:
+                items.append(value)
+        return items
     if kind == "integer":
         low = slot.get("min", -50)
         high = slot.get("max", low + 100)
@@ -382,10 +522,38 @@ def _witness(draw, ctx: ConditionContext, fname: str, at: str):
     return draw(_short_text)  # string, email
 
 
+def _item_witness(draw, item: dict):
+    """One item of a list witness, of the item type (within its bounds, a member)."""
+    kind = item["value_type"]
+    if kind == "enum":
+        return _choose(draw, item["values"])
+    if kind in ("integer", "number"):
+        low = item.get("min", -50)
+        high = item.get("max", low + 100)
+        return _int(draw, math.ceil(low), math.floor(high)) if kind == "integer" else \
+            _choose(draw, (low, high, (low + high) / 2))
+    return _choose(draw, ("a@b.co", "kim@test.kr")) if kind == "email" else draw(_short_text)
+
+
+def _other_item(ctx: ConditionContext, fname: str, w: list):
+    """An item of the list field's item type that is not in witness `w`, or None."""
+    item = ctx.declared(fname)
+    kind = item["items"]
+    if kind == "enum":
+        return next((m for m in item["values"] if m not in w), None)
+    if kind in ("integer", "number"):
+        return max(w, default=0) + 1
+    return "".join(w) + "없음"
+
+
 def _other_values(ctx: ConditionContext, fname: str, w, kind: str, nullable: bool) -> list:
     """Candidate values of the field's type that differ from witness `w`."""
+    if kind == "list":
+        return []  # a list field is compared with `contains`, `is_empty`, `is_not_empty` only
     if kind in ("enum", "boolean"):
         pool = ctx.members(fname) + ([None] if nullable else [])
+    elif fname == "nlu.confidence":  # within its bounds: another value is no tautology
+        pool = [0, 0.25, 0.5, 0.75, 1]
     elif kind in ("integer", "number"):
         base = 0 if w is None else w
         pool = [base + 1, base - 1, base + 7, base - 3] + ([None] if nullable else [])
@@ -398,9 +566,12 @@ def _other_values(ctx: ConditionContext, fname: str, w, kind: str, nullable: boo
 
 
 def _leaf(draw, ctx: ConditionContext, fname: str, w, want: bool):
-    """A leaf on `fname` that witness `w` makes `want` (true or false)."""
+    """A leaf on `fname` that witness `w` makes `want` (true or false). A field that is never
+    null gets no `is_empty`/`is_not_empty` (always false or true there: a tautology that can
+    cut off a node's only way on, E301)."""
     kind, nullable = ctx.field_kind(fname)
-    op = _choose(draw, OPS_BY_KIND[kind])
+    ops = OPS_BY_KIND[kind]
+    op = _choose(draw, ops if nullable else tuple(o for o in ops if o not in NO_VALUE_OPS))
     others = _other_values(ctx, fname, w, kind, nullable)
     value: Any = NO_VALUE
     if op in ("equals", "not_equals"):
@@ -414,6 +585,12 @@ def _leaf(draw, ctx: ConditionContext, fname: str, w, want: bool):
             op = None
     elif op in ("in", "not_in"):
         extra = [_choose(draw, others) for _ in range(_int(draw, 0, 3))] if others else []
+        if kind in ("enum", "boolean"):  # never every value of a closed set: no tautology
+            distinct: list = []
+            for v in extra:
+                if not any(_same(v, d) for d in distinct):
+                    distinct.append(v)
+            extra = distinct[:max(0, len(others) - 1)]
         if (op == "in") == want:
             value = _shuffle(draw, extra + [w])
         elif extra:
@@ -422,6 +599,11 @@ def _leaf(draw, ctx: ConditionContext, fname: str, w, want: bool):
             op = None
     elif op in ORDERING:
         value = _ordering_value(draw, op, w, want, kind)
+        if value is None or _trivial(fname, op, value):
+            op = None
+    elif op == "contains" and kind == "list":
+        value = _choose(draw, w) if want and w else (
+            _other_item(ctx, fname, w or []) if not want else None)
         if value is None:
             op = None
     elif op == "contains":
@@ -432,12 +614,30 @@ def _leaf(draw, ctx: ConditionContext, fname: str, w, want: bool):
             value = (w or "") + _choose(draw, ("!", "x", "없음"))
         else:
             op = None
-    if op is None or op in NO_VALUE_OPS:
+    if (op is None or op in NO_VALUE_OPS) and not nullable:
+        op, value = ("equals" if want else "not_equals"), w
+    elif op is None or op in NO_VALUE_OPS:
         op, value = ("is_empty" if (w is None) == want else "is_not_empty"), NO_VALUE
     assert _holds(fname, op, value, w) == want, (fname, op, value, w, want)
     if kind == "integer" and type(value) is int and _one_in(draw, 10):
         value = float(value)  # a whole float is an integer (typecheck normalises 2.0 -> 2)
     return ("leaf", fname, op, value)
+
+
+# The bounds of the numeric catalogue fields: an ordering past one is always true or false.
+FIELD_BOUNDS = {**{name: (floor, None) for name, floor in COUNTER_FLOORS.items()},
+                "nlu.confidence": (0, 1)}
+
+
+def _trivial(fname: str, op: str, value) -> bool:
+    """Whether `fname op value` is always true or always false (a tautology under one
+    polarity), given the field's bounds."""
+    low, high = FIELD_BOUNDS.get(fname, (None, None))
+    below = low is not None and ((op in ("greater_than", "less_or_equal") and value < low)
+                                 or (op in ("greater_or_equal", "less_than") and value <= low))
+    above = high is not None and ((op in ("greater_than", "less_or_equal") and value >= high)
+                                  or (op in ("greater_or_equal", "less_than") and value > high))
+    return below or above
 
 
 def _ordering_value(draw, op: str, w, want: bool, kind: str):
@@ -455,11 +655,21 @@ def _ordering_value(draw, op: str, w, want: bool, kind: str):
     return value if _holds("", op, value, w) == want else None
 
 
-def _condition_tree(draw, ctx: ConditionContext, at: str, max_leaves: int = 5, require: tuple | None = None):
+def _condition_tree(draw, ctx: ConditionContext, at: str, max_leaves: int = 5, require: tuple | None = None,
+                    row: bool = False):
     """A condition tree satisfiable while routing at node `at` (see the module docstring).
-    `require`: a (field, value) that the condition must test with `equals` (to use an intent)."""
+    `require`: a (field, value) that the condition must test with `equals` (to use an intent).
+    `row`: a rule of node `at` itself, so fields whose value is fixed there are left out (a
+    leaf on one is always true or always false there: a tautology can cut off the node's only
+    way on, E301): `system.current_node`, `system.conversation_resuming` away from an end
+    node, and at a transient node the fresh visit's fields."""
     witnesses: dict[str, Any] = {}
     fields = ctx.fields()
+    if row:
+        fixed = {"system.current_node"} | (
+            set() if at in ctx.ends else {"system.conversation_resuming"}) | (
+            set(FRESH_VISIT) if at in ctx.transient else set())
+        fields = [f for f in fields if f not in fixed]
     budget = [_int(draw, 1, max_leaves)]
 
     def witness(fname):
@@ -628,7 +838,8 @@ def _node_ids(draw, n: int) -> list[str]:
     return _shuffle(draw, out)
 
 
-def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals: bool = True) -> dict:
+def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals: bool = True,
+                    tasks: bool = False) -> dict:
     n = _int(draw, min_nodes, max_nodes)
     ids = _node_ids(draw, n)
     shape = _choose(draw, ("chain", "tree", "star", "mixed"))
@@ -645,9 +856,20 @@ def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals
     intents = draw(st.lists(intent_names, max_size=4, unique=True))
     slot_list = draw(st.lists(slot_names, max_size=6, unique=True))
     offset = _int(draw, 0, 5)
-    slots = {name: _slot_definition(draw, VALUE_TYPES[(i + offset) % 6]) for i, name in enumerate(slot_list)}
+    if tasks:  # SPEC 8: list slots, defaults (literal and from the profile), a profile
+        slots = {name: _task_slot(draw, TASK_TYPES[(i + offset) % 7])
+                 for i, name in enumerate(slot_list)}
+        profile = _profile(draw, slots)
+    else:
+        slots = {name: _slot_definition(draw, VALUE_TYPES[(i + offset) % 6]) for i, name in enumerate(slot_list)}
+        profile = {}
     declared = _subset(draw, list(SAFETY_CATEGORIES), 3) if _one_in(draw, 2) else []
-    ctx = ConditionContext(intents, ids, slots, ends, tuple(declared))
+    # SPEC 8.3: transient nodes (never the entry); a transient node never stays, always
+    # leaves unless it is an end node (E109) and goes only forward to another transient
+    # node, so that no cycle is made of transient nodes alone (E303).
+    transient = {k for k in range(1, n) if tasks and _one_in(draw, 3)}
+    ctx = ConditionContext(intents, ids, slots, ends, tuple(declared), profile,
+                           {ids[k] for k in transient})
     richness = _int(draw, 0, 3)  # how many extra edges, stays and conditions per node
 
     rows: list[list[_Row]] = [[] for _ in range(n)]
@@ -657,7 +879,7 @@ def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals
         inferred = not children[k] and not terminal[k]
         forward = [] if inferred else (children[k] or list(range(k + 1, n)))
         pending = list(children[k])
-        if forward and not _one_in(draw, 3):
+        if forward and (k in transient and not terminal[k] or not _one_in(draw, 3)):
             choice = _choose(draw, pending or forward)
             if _one_in(draw, 2):
                 default[k] = choice
@@ -665,23 +887,28 @@ def _build_scenario(draw, min_nodes: int = 1, max_nodes: int = 60, allow_globals
                 last[k] = _Row(choice)
             if choice in pending:
                 pending.remove(choice)
-        elif not (inferred or terminal[k]) and _one_in(draw, 5):
+        elif not (inferred or terminal[k]) and k not in transient and _one_in(draw, 5):
             last[k] = _Row(None)  # an unconditional stay, last (at an end node: it never completes)
         targets: list[int | None] = list(pending)
         if not inferred and richness:
             targets += [_int(draw, 0, n - 1) for _ in range(_int(draw, 0, richness - 1))]  # back, self, cross
-        targets += [None] * _int(draw, 0, min(richness, 2))  # stays
+        if k in transient:
+            targets = [t for t in targets if t not in transient or t > k]
+        else:
+            targets += [None] * _int(draw, 0, min(richness, 2))  # stays
         for target in _shuffle(draw, targets):
-            rows[k].append(_Row(target, _condition_tree(draw, ctx, ids[k], max_leaves=1 + 2 * richness)))
+            rows[k].append(_Row(target, _condition_tree(draw, ctx, ids[k], max_leaves=1 + 2 * richness,
+                                                        row=True)))
 
     globals_: list[dict] = []
+    waiting = [node_id for node_id in ids if node_id not in ctx.transient]  # where globals apply
     if allow_globals:
         for _ in range(_int(draw, 0, 3)):
-            at = _choose(draw, ids)
+            at = _choose(draw, waiting)
             globals_.append({"target": _choose(draw, ids), "tree": _condition_tree(draw, ctx, at)})
 
     _use_intents(draw, ctx, rows, globals_ if allow_globals else None, n)
-    return _assemble(draw, ctx, ids, rows, last, default, terminal, globals_)
+    return _assemble(draw, ctx, ids, rows, last, default, terminal, globals_, tasks)
 
 
 def _used(trees: list) -> tuple[set, set]:
@@ -703,24 +930,45 @@ def _use_intents(draw, ctx: ConditionContext, rows, globals_: list | None, n: in
     """Every declared intent is compared somewhere (W405): in a new stay or (unless
     `globals_` is None) a new global rule."""
     used_intents, _ = _used(_trees(rows, globals_ or []))
+    waiting = [k for k in range(n) if ctx.nodes[k] not in ctx.transient]  # a stay goes there
     for intent in ctx.intents:
         if intent in used_intents:
             continue
-        k = _int(draw, 0, n - 1)
-        tree = _condition_tree(draw, ctx, ctx.nodes[k], max_leaves=2, require=("nlu.intent", intent))
+        k = _choose(draw, waiting) if ctx.transient else _int(draw, 0, n - 1)
+        tree = _condition_tree(draw, ctx, ctx.nodes[k], max_leaves=2, require=("nlu.intent", intent),
+                               row=True)
         if globals_ is not None and _one_in(draw, 2):
             globals_.append({"target": _choose(draw, ctx.nodes), "tree": tree})
         else:
             rows[k].insert(_int(draw, 0, len(rows[k])), _Row(None, tree))
 
 
-def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, globals_) -> dict:
+def _task_params(draw, params: dict, ctx: ConditionContext, collect: list[str]) -> None:
+    """SPEC 8 params: `skip_if_filled: false` on a task node, `clear_slots` (names or "all",
+    now and then), a weather `location` read from a slot or the profile."""
+    if collect and params.get("skill") is None:
+        if _one_in(draw, 4):
+            params["skip_if_filled"] = False
+        elif _one_in(draw, 2):
+            params.pop("min_turns", None)  # `skip:filled` needs min_turns 1
+    if ctx.slots and _one_in(draw, 5):
+        params["clear_slots"] = "all" if _one_in(draw, 4) else _subset(draw, list(ctx.slots), 2)
+    if params.get("skill") is not None and _one_in(draw, 2):
+        texts = [n for n, d in ctx.slots.items() if d["value_type"] in ("string", "enum")]
+        sources = ["{slots." + n + "}" for n in texts] + [
+            "{profile." + n + "}" for n, d in ctx.profile.items() if d["value_type"] == "string"]
+        params["skill"] = "weather"
+        params["skill_args"] = {"location": _choose(draw, sources + ["부산", "atlantis", ""])}
+
+
+def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, globals_,
+              tasks: bool = False) -> dict:
     n = len(ids)
     _, cond_slots = _used(_trees(rows, globals_))
     slot_list = list(ctx.slots)
     collect: list[list[str]] = [[] for _ in range(n)]
     for k in range(n):
-        if slot_list and _one_in(draw, 4):
+        if slot_list and _one_in(draw, 2 if tasks else 4):
             collect[k] = _subset(draw, slot_list, 3)
     placeholder_slots: dict[int, list[str]] = {}
     for name in slot_list:  # every declared slot is used (W405)
@@ -738,9 +986,14 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         if _one_in(draw, 4):
             node["name"] = draw(_short_text)
         params = _params(draw, slot_list)
+        if tasks:
+            _task_params(draw, params, ctx, collect[k])
         responses = _responses(draw, slot_list, "skill" in params)
         for name in placeholder_slots.get(k, []):
             responses["default"] = responses.get("default", "") + "{slots." + name + "}"
+        if tasks and ctx.profile and _one_in(draw, 3):
+            responses["default"] = responses.get("default", "") + " {profile." + _choose(
+                draw, list(ctx.profile)) + "}"
         if responses or _one_in(draw, 6):
             node["responses"] = responses
         if params or _one_in(draw, 6):
@@ -761,6 +1014,8 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
             node["terminal"] = True
         elif _one_in(draw, 8):
             node["terminal"] = False
+        if ids[k] in ctx.transient:
+            node["transient"] = True
         nodes.append(node)
 
     graph: dict[str, Any] = {"entry": ids[0], "nodes": _shuffle(draw, nodes)}
@@ -796,6 +1051,8 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         scenario["intents"] = {name: _intent_definition(draw) for name in ctx.intents}
     if ctx.slots or _one_in(draw, 2):
         scenario["slots"] = ctx.slots
+    if ctx.profile or (tasks and _one_in(draw, 4)):
+        scenario["profile"] = ctx.profile
     if _one_in(draw, 4):
         scenario["safety"] = {"patterns": [
             {"category": _choose(draw, SAFETY_CATEGORIES), "pattern": _choose(draw, SAFETY_PATTERNS)}
@@ -819,6 +1076,9 @@ class ScenarioFacts:
     collect_slots: dict[str, list[str]] = field(default_factory=dict)  # node id -> slots
     global_targets: list[str] = field(default_factory=list)
     safety: dict[str, str] = field(default_factory=dict)  # category -> target (graph.safety)
+    profile: dict[str, dict] = field(default_factory=dict)  # SPEC 8.1: field -> declaration
+    transient: list[str] = field(default_factory=list)  # SPEC 8.3: transient node ids
+    idle_literals: list[int] = field(default_factory=list)  # what system.idle_seconds is compared with
 
     def node_pointer(self, node_id: str) -> str:
         return pointer("graph", "nodes", self.node_ids.index(node_id))
@@ -844,22 +1104,50 @@ def facts_of(scenario: dict) -> ScenarioFacts:
         collect_slots={n["id"]: list(n.get("collect_slots", [])) for n in graph["nodes"]},
         global_targets=[g["target"] for g in graph.get("global_transitions", [])],
         safety={r["category"]: r["target"] for r in graph.get("safety", [])},
+        profile=dict(scenario.get("profile", {})),
+        transient=[n["id"] for n in graph["nodes"] if n.get("transient")],
+        idle_literals=_idle_literals(scenario),
     )
 
 
+def _idle_literals(scenario: dict) -> list[int]:
+    """The whole numbers `system.idle_seconds` is compared with (in either condition form)."""
+    from oracle import condition_leaves  # the shared reading of both condition forms
+
+    graph = scenario["graph"]
+    rules = [r for n in graph["nodes"] for r in n.get("next_nodes", [])]
+    rules += graph.get("global_transitions", [])
+    found = set()
+    for rule in rules:
+        for name, _op, value in condition_leaves(rule.get("condition")):
+            for v in value if isinstance(value, list) else [value]:
+                if name == "system.idle_seconds" and isinstance(v, (int, float)) \
+                        and not isinstance(v, bool) and math.isfinite(v):
+                    found.add(max(0, int(v)))
+    return sorted(found)
+
+
 @st.composite
-def _scenarios(draw, min_nodes: int, max_nodes: int, allow_globals: bool = True) -> dict:
-    return _build_scenario(draw, min_nodes, max_nodes, allow_globals)
+def _scenarios(draw, min_nodes: int, max_nodes: int, allow_globals: bool = True,
+               tasks: bool = False) -> dict:
+    return _build_scenario(draw, min_nodes, max_nodes, allow_globals, tasks)
 
 
-def valid_scenarios(min_nodes: int = 1, max_nodes: int = 60) -> st.SearchStrategy[dict]:
-    """Scenario dicts that compile with no error and no warning (module docstring)."""
-    return _scenarios(min_nodes, max_nodes)
+def valid_scenarios(min_nodes: int = 1, max_nodes: int = 60,
+                    tasks: bool = False) -> st.SearchStrategy[dict]:
+    """Scenario dicts that compile with no error and no warning (module docstring); with
+    `tasks`, the constructs of SPEC 8 too (module docstring)."""
+    return _scenarios(min_nodes, max_nodes, tasks=tasks)
 
 
-def valid_scenario_and_facts(min_nodes: int = 1, max_nodes: int = 60):
+def task_scenarios(min_nodes: int = 1, max_nodes: int = 12) -> st.SearchStrategy[dict]:
+    """`valid_scenarios(..., tasks=True)`."""
+    return valid_scenarios(min_nodes, max_nodes, tasks=True)
+
+
+def valid_scenario_and_facts(min_nodes: int = 1, max_nodes: int = 60, tasks: bool = False):
     """`(scenario, ScenarioFacts)` pairs."""
-    return valid_scenarios(min_nodes, max_nodes).map(lambda s: (s, facts_of(s)))
+    return valid_scenarios(min_nodes, max_nodes, tasks).map(lambda s: (s, facts_of(s)))
 
 
 def _context(draw) -> ConditionContext:
@@ -1695,6 +1983,63 @@ def _enter_from(draw, doc: dict, target: str, from_entry: bool = False) -> int:
     return i
 
 
+def _enter_on_greet(draw, doc: dict, target: str) -> None:
+    """Give an existing node a first transition to the new node `target` on a greeting (a
+    condition that is never always true, so it cuts no way off: no E301); an inferred end
+    node chosen for it is marked terminal, so that it stays an end node."""
+    node = draw(st.sampled_from(_nodes(doc)))
+    if facts_of(doc).end_nodes.get(node["id"]) == "inferred":
+        node["terminal"] = True
+    node.setdefault("next_nodes", []).insert(
+        0, {"target": target, "condition": 'nlu.dialogue_act == "greet"'})
+
+
+def _fam_E109(draw, doc):
+    """A new transient node, entered from an existing one, that may not leave (SPEC 8.3): a
+    stay among its routes (at the stay's `action`), or, not being an end node, only
+    conditional routes and no `default_next` (at its `next_nodes`)."""
+    ids = [n["id"] for n in _nodes(doc)]
+    name = _new_name(draw, ids, node_ids)
+    end = draw(st.sampled_from(sorted(facts_of(doc).end_nodes)))
+    _enter_on_greet(draw, doc, name)
+    out = {"target": end, "condition": 'nlu.dialogue_act == "affirm"'}
+    if draw(st.booleans()):
+        stay = {"action": "stay", "condition": 'nlu.dialogue_act == "question"'}
+        rows = draw(st.permutations([out, stay]))
+        node = {"id": name, "description": "may stay", "transient": True, "next_nodes": rows,
+                "default_next": end}
+        where: tuple = ("next_nodes", rows.index(stay), "action")
+    else:
+        node = {"id": name, "description": "may not leave", "transient": True,
+                "next_nodes": [out]}
+        where = ("next_nodes",)
+    return doc, ("graph", "nodes", draw(_insert_node(doc, node))) + where
+
+
+def _fam_E303(draw, doc):
+    """A cycle of new transient nodes (one to itself, or two to each other), entered from an
+    existing node; each first has a conditional way to an end node, so the cycle is no trap
+    and no unconditional cycle (W406): reported at the first of them in the node list."""
+    ids = [n["id"] for n in _nodes(doc)]
+    a = _new_name(draw, ids, node_ids)
+    b = _new_name(draw, ids + [a], node_ids)
+    end = draw(st.sampled_from(sorted(facts_of(doc).end_nodes)))
+    _enter_on_greet(draw, doc, a)
+    leave = [{"target": end, "condition": 'nlu.dialogue_act == "goodbye"'}]
+    if draw(st.booleans()):
+        new = [{"id": a, "description": "loop", "transient": True, "next_nodes": leave,
+                "default_next": a}]
+    else:
+        new = [{"id": a, "description": "loop a", "transient": True, "next_nodes": leave,
+                "default_next": b},
+               {"id": b, "description": "loop b", "transient": True,
+                "next_nodes": _copy({"v": leave})["v"], "default_next": a}]
+    for node in new:
+        draw(_insert_node(doc, node))
+    positions = {n["id"]: i for i, n in enumerate(_nodes(doc))}
+    return doc, ("graph", "nodes", min(positions[n["id"]] for n in new))
+
+
 def _fam_E110(draw, doc):
     """A `graph.safety` rule with an unknown category (a near miss of one), or a second rule
     for a declared category; or a `safety.patterns` entry with an unknown category."""
@@ -1887,9 +2232,9 @@ def _fam_W406(draw, doc):
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
-    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E110": _fam_E110,
+    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E109": _fam_E109, "E110": _fam_E110,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
-    "E301": _fam_E301, "E302": _fam_E302, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
+    "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,
 }
 MUTATION_CODES: tuple[str, ...] = tuple(sorted(_FAMILIES))
@@ -2026,6 +2371,11 @@ def _slot_value(draw, definition: dict | None):
     if definition is None:
         return draw(small_json)
     kind = definition.get("value_type")
+    if kind == "list" and not _one_in(draw, 3):  # SPEC 8.2: one item or a list of them
+        item = {**definition, "value_type": definition["items"]}
+        if _one_in(draw, 3):
+            return _slot_value(draw, item)
+        return [_slot_value(draw, item) for _ in range(_int(draw, 0, 3))]
     if _one_in(draw, 2):
         return _choose(draw, (None, "", "12", 12, 1.5, True, [1], {"a": 1}, "x" * 300, -10**9, "a@b.c",
                               "a\udc00"))  # a lone surrogate: no UTF-8 form, dropped
@@ -2079,18 +2429,61 @@ def nlu_objects(draw, facts: ScenarioFacts):
     return _nlu_object(draw, facts)
 
 
-def turn_sequences(info, max_turns: int = 12) -> st.SearchStrategy[list[dict]]:
-    """Lists of `mgi --json` turns for the scenario described by `info` (module docstring)."""
+def _idle(draw, facts: ScenarioFacts) -> int:
+    """A pause before a turn (SPEC 8.5), in whole seconds: around what conditions compare
+    `system.idle_seconds` with, the half hour of seed 004, or a few seconds."""
+    near = [v + d for v in facts.idle_literals for d in (-1, 0, 1) if v + d >= 0]
+    return _choose(draw, near + [0, 1, 5, 1799, 1800, 1801, 3600])
+
+
+def _answer(draw, facts: ScenarioFacts) -> dict:
+    """A user who answers several slots at once with values they accept (so that task nodes
+    find their slots known, `skip:filled`)."""
+    values = {}
+    for name in list(facts.slots) if _one_in(draw, 2) else _subset(draw, list(facts.slots), 3):
+        valid = valid_values(facts.slots[name])
+        if valid:
+            values[name] = _choose(draw, valid)
+    return {"user": "네", "nlu": {"dialogue_act": _choose(draw, ("inform", "affirm")),
+                                 "slots": values}}
+
+
+def turn_sequences(info, max_turns: int = 12, tasks: bool = False) -> st.SearchStrategy[list[dict]]:
+    """Lists of `mgi --json` turns for the scenario described by `info` (module docstring);
+    with `tasks`, a third of the turns answer several slots with valid values, and some
+    carry a pause (`"idle": SECONDS`, also without `tasks` when conditions read
+    `system.idle_seconds`)."""
     facts = info if isinstance(info, ScenarioFacts) else facts_of(info)
+    idle = tasks or bool(facts.idle_literals)
 
     @st.composite
     def turns(draw):
         out = []
         for _ in range(_int(draw, 0, max_turns)):
-            turn: dict[str, Any] = {"user": draw(user_texts)}
-            if not _one_in(draw, 3):
-                turn["nlu"] = _nlu_object(draw, facts)
+            if tasks and facts.slots and _one_in(draw, 3):
+                turn = _answer(draw, facts)
+            else:
+                turn = {"user": draw(user_texts)}
+                if not _one_in(draw, 3):
+                    turn["nlu"] = _nlu_object(draw, facts)
+            if idle and _one_in(draw, 3):
+                turn["idle"] = _idle(draw, facts)
             out.append(turn)
         return out
 
     return turns()
+
+
+@st.composite
+def profiles(draw, info) -> dict:
+    """A session profile (SPEC 8.1) the scenario's declaration accepts: some fields given a
+    valid value (`valid_values`), some null, some left out."""
+    facts = info if isinstance(info, ScenarioFacts) else facts_of(info)
+    out: dict[str, Any] = {}
+    for name, definition in facts.profile.items():
+        values = valid_values(definition)
+        if _one_in(draw, 6):
+            out[name] = None
+        elif values and not _one_in(draw, 4):
+            out[name] = _choose(draw, values)
+    return out

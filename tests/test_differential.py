@@ -26,16 +26,18 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from compiler.driver import check_source
-from interpreter.engine import Engine
+from interpreter.engine import Engine, ShiftedClock
 from interpreter.ir import decode_ir
 from interpreter.loader import Runtime
 from interpreter.skills import SkillRegistry
+from interpreter.skills.registry import Skill, SkillContext, SkillResult
+from interpreter.skills.weather import WeatherSkill
 from conftest import examples
 from oracle import Oracle
-from strategies import turn_sequences, valid_scenarios
+from strategies import profiles, turn_sequences, valid_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
@@ -78,51 +80,91 @@ def compile_runtime(scenario: dict) -> Runtime | None:
     return _COMPILED[text]
 
 
-SKILLS = SkillRegistry.default()  # looking for plug-ins costs ~15 ms: once, not per engine
+class EmailStub(Skill):
+    """The `email` skill of the comparisons: sends nothing (no outbox, no SMTP); `ok` when
+    its `to` and `from` arguments fill to two different texts, else `failed` (a stand-in
+    for a refusal that a conversation can reach); the oracle knows this rule."""
+
+    name = "email"
+
+    def run(self, args: dict, context: SkillContext) -> SkillResult:
+        to, sender = (args.get(k) for k in ("to", "from"))
+        if isinstance(to, str) and isinstance(sender, str) and to.strip() and sender.strip() \
+                and to.strip() != sender.strip():
+            return SkillResult("ok", {"message_id": f"<{context.action_id}>"})
+        return SkillResult("failed", {"error": "refused"})
+
+
+# Built once (looking for plug-ins costs ~15 ms): the weather skill, and the stand-in above.
+SKILLS = SkillRegistry([WeatherSkill(), EmailStub()])
 
 
 def new_engine(runtime: Runtime, **options) -> Engine:
-    """An engine with the shared skill registry and a deterministic clock."""
-    options.setdefault("clock", ticking_clock())
-    return Engine(runtime, skills=SKILLS, **options)
+    """An engine with the shared skill registry and a clock that stands still but for the
+    pauses the turns ask for (`take_turn`)."""
+    options.setdefault("clock", paused_clock())
+    options.setdefault("skills", SKILLS)
+    return Engine(runtime, **options)
 
 
-def ticking_clock():
-    ticks = iter(range(1, 1_000_000))
-    return lambda: float(next(ticks))
+def paused_clock() -> ShiftedClock:
+    """A deterministic clock: a fixed time plus the pauses (`ShiftedClock.pause`), so that
+    `system.idle_seconds` is exactly the `idle` of a turn."""
+    return ShiftedClock(lambda: 1_000_000.0)
+
+
+def take_turn(engine: Engine, turn: dict, session: str = "s"):
+    """One `mgi run --json` line on the engine: its pause (`idle`), then the turn."""
+    if turn.get("idle"):
+        engine.clock.pause(turn["idle"])
+    return engine.turn(session, turn["user"], turn.get("nlu"))
+
+
+def oracle_turn(oracle: Oracle, state: dict, turn: dict):
+    return oracle.turn(state, turn["user"], turn.get("nlu"), turn.get("idle", 0))
 
 
 def row(result) -> tuple:
-    """The compared part of a turn: node, next node, reason, completion, slots."""
-    return (result.node, result.next_node, result.reason, result.complete, result.slots)
+    """The compared part of a turn: node, next node, reason, completion, slots, passed."""
+    return (result.node, result.next_node, result.reason, result.complete, result.slots,
+            tuple((p["node"], p["reason"]) for p in result.passed))
 
 
-def describe(scenario: dict, turns: list, index: int, engine_row, oracle_row) -> str:
+def step_row(step) -> tuple:
+    return (step.node, step.next_node, step.reason, step.complete, step.slots, step.passed)
+
+
+def describe(scenario: dict, turns: list, index: int, engine_row, oracle_row,
+             profile: dict | None = None) -> str:
     shown = json.dumps(scenario, ensure_ascii=False)
     where = "opening" if index < 0 else \
         f"turn {index + 1} {json.dumps(turns[index], ensure_ascii=False)}"
-    names = ("node", "next_node", "reason", "complete", "slots")
+    names = ("node", "next_node", "reason", "complete", "slots", "passed")
     differ = [f"  {name}: engine {e!r} / oracle {o!r}"
               for name, e, o in zip(names, engine_row, oracle_row) if e != o]
     return "\n".join([f"first divergence at the {where}", *differ,
                       f"turns so far: {json.dumps(turns[:index + 1], ensure_ascii=False)}",
+                      f"profile: {json.dumps(profile, ensure_ascii=False)}",
                       f"scenario: {shown}"])
 
 
-def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None) -> list[tuple]:
+def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None,
+                     profile: dict | None = None) -> list[tuple]:
     """Run the engine and the oracle together; assert agreement turn by turn."""
     runtime = compile_runtime(scenario)
     assert runtime is not None
     engine, oracle = new_engine(runtime), Oracle(scenario, runtime.safety.detect)
-    opened = engine.start("s", bot_first=bot_first)
-    state, step = oracle.start(bot_first)
-    assert row(opened) == row(step), describe(scenario, turns, -1, row(opened), row(step))
+    opened = engine.start("s", bot_first=bot_first, profile=profile)
+    state, step = oracle.start(bot_first, profile)
+    assert row(opened) == step_row(step), describe(scenario, turns, -1, row(opened),
+                                                   step_row(step), profile)
     rows = []
     for i, turn in enumerate(turns):
-        result = engine.turn("s", turn["user"], turn.get("nlu"))
-        state, step = oracle.turn(state, turn["user"], turn.get("nlu"))
+        result = take_turn(engine, turn)
+        state, step = oracle_turn(oracle, state, turn)
         rows.append(row(result))
-        assert row(result) == row(step), describe(scenario, turns, i, row(result), row(step))
+        assert row(result) == step_row(step), describe(scenario, turns, i, row(result),
+                                                       step_row(step), profile)
         if result.complete:
             break
     return rows
@@ -276,12 +318,94 @@ HAND_WRITTEN["safety_first"] = {
     },
 }
 
+HAND_WRITTEN["tasks_flow"] = {  # SPEC 8: every construct, in one e-mail-like flow
+    "metadata": {"name": "tasks_flow", "language": "en"},
+    "intents": {"cancel": {"description": "stop"}, "status": {"description": "ask status"},
+                "change_files": {"description": "change the files"}},
+    "profile": {"email": {"value_type": "email"}, "city": {"value_type": "string"},
+                "name": {"value_type": "string", "max_length": 12}},
+    "slots": {
+        "recipient": {"policy": "required", "value_type": "email"},
+        "subject": {"policy": "optional", "value_type": "string", "default": "hello"},
+        "sender": {"policy": "optional", "value_type": "email", "default": "{profile.email}"},
+        "files": {"policy": "required", "value_type": "list", "items": "string",
+                  "min_items": 2},
+        "tags": {"policy": "optional", "value_type": "list", "items": "enum",
+                 "values": ["work", "home", "urgent"], "max_items": 2},
+        "tone": {"policy": "optional", "value_type": "enum", "values": ["formal", "casual"],
+                 "on_conflict": "confirm"},
+        "cc": {"policy": "optional", "value_type": "list", "items": "email",
+               "default": "{profile.email}"},  # one item from the profile: a list of one
+        "nick": {"policy": "optional", "value_type": "string", "max_length": 5,
+                 "default": "{profile.name}"},  # only a name the slot accepts
+    },
+    "graph": {
+        "entry": "start", "bot_first": False,
+        "global_transitions": [
+            {"name": "cancel", "target": "cancelled", "condition": 'nlu.intent == "cancel"'},
+            {"name": "idle", "target": "reset", "condition": "system.idle_seconds >= 1800"},
+            {"name": "status", "target": "report", "condition": 'nlu.intent == "status"'},
+        ],
+        "nodes": [
+            {"id": "start", "description": "hello", "default_next": "collect"},
+            {"id": "collect", "description": "who and what",
+             "collect_slots": ["recipient", "subject", "sender", "cc"], "params": {"max_turns": 5},
+             "next_nodes": [{"target": "cancelled",
+                             "condition": "system.turn_limit_reached and not system.required_slots_filled"}],
+             "default_next": "check"},
+            {"id": "check", "description": "route on the tags", "transient": True,
+             "next_nodes": [{"target": "urgent", "condition": 'slots.tags contains "urgent"'}],
+             "default_next": "attach"},
+            {"id": "urgent", "description": "urgent mail", "collect_slots": ["tone", "nick"],
+             "params": {"skip_if_filled": False}, "default_next": "attach"},
+            {"id": "attach", "description": "the files", "collect_slots": ["files", "tags"],
+             "default_next": "confirm"},
+            {"id": "confirm", "description": "read back {slots.subject}",
+             "responses": {"default": "Send it?"},
+             "next_nodes": [
+                 {"target": "send", "condition": 'nlu.dialogue_act == "affirm"'},
+                 {"target": "collect", "condition": 'nlu.dialogue_act == "deny"'},
+                 {"action": "stay", "condition": "system.slots_updated"},
+                 {"target": "edit_files", "condition": 'nlu.intent == "change_files"'}]},
+            {"id": "edit_files", "description": "new files", "collect_slots": ["files"],
+             "params": {"clear_slots": ["files"]}, "default_next": "confirm"},
+            {"id": "send", "description": "send it", "transient": True,
+             "params": {"skill": "email", "timeout_ms": 2000, "skill_args": {
+                 "to": "{slots.recipient}", "from": "{slots.sender}",
+                 "subject": "{slots.subject}", "body": "files: {slots.files}"}},
+             "next_nodes": [{"target": "sent", "condition": 'skill.status == "ok"'}],
+             "default_next": "failed"},
+            {"id": "sent", "description": "sent",
+             "next_nodes": [{"action": "stay", "condition":
+                             'skill.status == "ok" and nlu.dialogue_act == "question"'}]},
+            {"id": "failed", "description": "failed: retry?",
+             "next_nodes": [{"target": "send", "condition":
+                             'nlu.dialogue_act == "affirm" and skill.status == "failed"'}],
+             "default_next": "cancelled"},
+            {"id": "report", "description": "status", "transient": True, "terminal": True,
+             "next_nodes": [{"target": "confirm", "condition": "system.conversation_resuming"}]},
+            {"id": "reset", "description": "the draft was dropped", "transient": True,
+             "params": {"clear_slots": "all"}, "default_next": "collect"},
+            {"id": "cancelled", "description": "cancelled"},
+        ],
+    },
+}
+
 FIXED = {**SHIPPED, **HAND_WRITTEN}
 
 
-def turns_for(scenario: dict, max_turns: int = 12):
-    """Turn sequences for a scenario (the shared strategy)."""
-    return turn_sequences(scenario, max_turns)
+def uses_tasks(scenario: dict) -> bool:
+    """Whether a scenario uses SPEC 8 (then its turns carry answers and pauses, its sessions
+    a profile)."""
+    nodes = scenario["graph"]["nodes"]
+    return bool(scenario.get("profile")) or any(
+        n.get("transient") or "clear_slots" in n.get("params", {}) for n in nodes) or any(
+        s["value_type"] == "list" or "default" in s for s in scenario.get("slots", {}).values())
+
+
+def turns_for(scenario: dict, max_turns: int = 12, tasks: bool = False):
+    """Turn sequences for a scenario (the shared strategy); `tasks`: with answers and pauses."""
+    return turn_sequences(scenario, max_turns, tasks)
 
 
 # --- the differential tests -------------------------------------------------------------------
@@ -292,15 +416,17 @@ def turns_for(scenario: dict, max_turns: int = 12):
 @given(data=st.data())
 def test_engine_agrees_with_the_oracle_on_fixed_scenarios(name, data):
     scenario = comparable(FIXED[name])
-    turns = data.draw(turns_for(scenario, 20), label="turns")
+    tasks = uses_tasks(scenario)
+    turns = data.draw(turns_for(scenario, 20, tasks), label="turns")
     bot_first = data.draw(st.sampled_from([None, True, False]), label="bot_first")
-    run_side_by_side(scenario, turns, bot_first)
+    profile = data.draw(profiles(scenario), label="profile") if tasks else None
+    run_side_by_side(scenario, turns, bot_first, profile)
 
 
 @st.composite
-def scenario_and_turns(draw, max_nodes: int = 12, max_turns: int = 16):
-    scenario = comparable(draw(valid_scenarios(1, max_nodes)))
-    return scenario, draw(turns_for(scenario, max_turns))
+def scenario_and_turns(draw, max_nodes: int = 12, max_turns: int = 16, tasks: bool = False):
+    scenario = comparable(draw(valid_scenarios(1, max_nodes, tasks)))
+    return scenario, draw(turns_for(scenario, max_turns, tasks))
 
 
 @settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow,
@@ -310,6 +436,26 @@ def test_engine_agrees_with_the_oracle_on_generated_scenarios(case, bot_first):
     scenario, turns = case
     assume(compile_runtime(scenario) is not None)
     run_side_by_side(scenario, turns, bot_first)
+
+
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow,
+                                                            HealthCheck.filter_too_much])
+@given(case=scenario_and_turns(tasks=True), bot_first=st.sampled_from([None, True, False]),
+       data=st.data())
+def test_engine_agrees_with_the_oracle_on_generated_task_scenarios(case, bot_first, data):
+    """SPEC 8 too: transient chains and `skip:filled` with `passed`, defaults (literal and
+    from the profile), list slots, `clear_slots`, idle pauses, the profile."""
+    scenario, turns = case
+    assume(compile_runtime(scenario) is not None)
+    profile = data.draw(profiles(scenario), label="profile")
+    rows = run_side_by_side(scenario, turns, bot_first, profile)
+    for passed in (r[5] for r in rows if r[5]):
+        event("a turn passed a node")
+        event(f"longest chain: {min(max(len(r[5]) for r in rows if r[5]), 3)}+ nodes")
+        if any(reason == "skip:filled" for _, reason in passed):
+            event("skip:filled")
+        if passed[-1][1] == "terminal":
+            event("a chain completed at a transient end node")
 
 
 def say(act: str | None = "inform", text: str = "hm", **nlu) -> dict:
@@ -382,3 +528,75 @@ def test_scripted_conversations_agree(name):
     scenario, turns, reasons = SCRIPTS[name]
     rows = run_side_by_side(comparable(HAND_WRITTEN[scenario]), turns, None)
     assert [r[2] for r in rows] == reasons
+
+
+# --- SPEC 8 by hand: chains and `passed`, defaults, lists, clearing, idle, the profile -------
+
+
+def paused(turn: dict, seconds: int) -> dict:
+    return {**turn, "idle": seconds}
+
+
+CHECK, SEND = ("check", "default_next"), ("send", "next_nodes[0]")
+TASK_SCRIPTS = {  # name: (profile, turns, [(reason, next_node, passed), ...]) on tasks_flow
+    "collect_confirm_correct_send": ({"email": "me@x.co", "city": "부산"}, [
+        say(), say(slots={"recipient": "a@b.co"}), say(slots={"files": "a.txt"}),
+        say(slots={"files": ["b.txt", "a.txt"], "tags": ["work"]}), say("deny"),
+        say("question"), say(slots={"tags": "home"}), say(slots={"tags": ["urgent"]}),
+        say("affirm"), say("question"), say("thank")], [
+        ("default_next", "collect", ()),
+        ("default_next", "attach", (CHECK,)),  # subject and sender from their defaults
+        ("gate:required_slots", "attach", ()),  # a list of one, min_items 2
+        ("default_next", "confirm", ()),
+        ("next_nodes[1]", "confirm", (("collect", "skip:filled"), CHECK,
+                                      ("attach", "skip:filled"))),  # back where it began
+        ("no_route", "confirm", ()),
+        ("stay:next_nodes[2]", "confirm", ()),  # an item appended: slots_updated
+        ("no_route", "confirm", ()),  # a third item is over max_items: dropped
+        ("next_nodes[0]", "sent", (SEND,)),  # the sender from the profile: sent
+        ("stay:next_nodes[0]", "sent", ()),  # the skill result carried to `sent`
+        ("terminal", None, ())]),
+    "idle_reset_urgent_clear_and_confirm": ({}, [
+        say(), paused(say(slots={"recipient": "a@b.co", "subject": "hi"}), 100),
+        paused(say(), 1900),
+        paused(say(slots={"recipient": "b@c.de", "tags": ["urgent"], "files": ["x", "y"]}), 5),
+        say(slots={"tone": "formal"}), say(None, intent="change_files"),
+        say(slots={"tone": "casual", "files": ["p", "q"]}), say("affirm"), say("affirm")], [
+        ("default_next", "collect", ()),
+        ("default_next", "attach", (CHECK,)),
+        ("global:idle", "collect", (("reset", "default_next"),)),  # every slot cleared
+        ("default_next", "urgent", (("check", "next_nodes[0]"),)),  # skip_if_filled false
+        ("default_next", "confirm", (("attach", "skip:filled"),)),
+        ("next_nodes[3]", "edit_files", ()),  # files cleared on entering
+        ("gate:confirmation", "edit_files", ()),
+        ("default_next", "confirm", ()),
+        ("next_nodes[0]", "failed", (("send", "default_next"),))]),  # no sender: refused
+    "a_transient_end_node_completes_the_chain": ({}, [
+        say(), say("thank", intent="status")], [
+        ("default_next", "collect", ()),
+        ("global:status", None, (("report", "terminal"),))]),
+    "profile_defaults_only_where_the_slot_accepts_them": ({"name": "Alexandra", "email": "me@x.co"}, [
+        say(), say(slots={"recipient": "a@b.co", "tags": ["urgent"]}), say(slots={"tone": "formal"}),
+        say(intent="change_files")], [
+        ("default_next", "collect", ()),
+        ("default_next", "urgent", (("check", "next_nodes[0]"),)),  # cc: ["me@x.co"]
+        ("default_next", "attach", ()),  # nick: "Alexandra" is too long, not stored
+        ("gate:required_slots", "attach", ())]),
+    "failed_skill_carried_and_retried": ({"city": "부산"}, [
+        say(), say(intent="status"), say("affirm"), say("affirm"), say("deny"), say("thank")], [
+        ("default_next", "collect", ()),
+        ("global:status", "confirm", (("report", "next_nodes[0]"),)),  # resuming: not closing
+        ("next_nodes[0]", "failed", (("send", "default_next"),)),
+        ("next_nodes[0]", "failed", (("send", "default_next"),)),  # `failed` read carried
+        ("default_next", "cancelled", ()),
+        ("terminal", None, ())]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TASK_SCRIPTS))
+def test_task_conversations_agree(name):
+    """SPEC 8 paths worked out by hand: both implementations agree on every turn (slots and
+    `passed` included) and give the reasons, next nodes and passed nodes above."""
+    profile, turns, expected = TASK_SCRIPTS[name]
+    rows = run_side_by_side(comparable(HAND_WRITTEN["tasks_flow"]), turns, False, profile)
+    assert [(r[2], r[1], r[5]) for r in rows] == expected

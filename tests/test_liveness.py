@@ -42,7 +42,8 @@ from compiler import driver
 from oracle import ACTS, Oracle, check_slot_value, condition_leaves
 from conftest import examples
 from strategies import valid_scenarios
-from test_differential import FIXED, comparable, compile_runtime, new_engine
+from test_differential import (FIXED, comparable, compile_runtime, new_engine, oracle_turn,
+                               take_turn)
 
 UNDERSTOOD = tuple(act for act in ACTS if act not in ("silence", "null"))
 COUNTERS = {"system.node_turns": "node_turns", "system.session_turns": "session_turns",
@@ -74,7 +75,10 @@ def slot_candidates(slot: dict, compared: list, drawn: list) -> list:
     """A few valid values of a slot: members, bounds, the literals conditions compare the
     slot with (and their neighbours), a value drawn from its pattern."""
     kind = slot["value_type"]
-    if kind == "enum":
+    if kind == "list":  # SPEC 8.2: each item alone, and the first two together
+        items = slot_candidates({**slot, "value_type": slot["items"]}, compared, drawn)
+        raw = [[item] for item in items] + ([items[:2]] if len(items) > 1 else [])
+    elif kind == "enum":
         raw = list(slot["values"])
     elif kind == "boolean":
         raw = [True, False]
@@ -86,7 +90,7 @@ def slot_candidates(slot: dict, compared: list, drawn: list) -> list:
         raw = [math.ceil(n) if kind == "integer" else n for n in raw]
     else:
         texts = [v for v in compared if isinstance(v, str)]
-        defaults = ["abc", "a@b.co", "2025-03-14", "홍길동"]
+        defaults = ["abc", "a@b.co", "2025-03-14", "홍길동", "kim@test.kr"]
         raw = texts + ["x" + t for t in texts] + drawn + defaults
     valid = []
     for value in raw:
@@ -131,12 +135,18 @@ def abstract_inputs(scenario: dict, drawn: dict | None = None) -> list[dict]:
         for act in (*acts, None) if intent else acts:
             turns.append({"user": "hm", "nlu": {"dialogue_act": act, "intent": intent}})
     exact = exact_slots(scenario, leaves)
+    everything = {}
     for name, slot in scenario.get("slots", {}).items():
         compared = literals(leaves, "slots." + name)
         values = slot_candidates(slot, compared, (drawn or {}).get(name, []))
         # Only filled or not matters for the other slots: one value will do.
         for value in values if name in exact else values[:1]:
             turns.append({"user": "hm", "nlu": {"dialogue_act": "inform", "slots": {name: value}}})
+        unused = [v for v in values if v not in everything.values()]
+        if unused or values:  # different values where it can: two addresses differ
+            everything[name] = (unused or values)[0]
+    if len(everything) > 1:  # the user who says it all at once (SPEC 8.3: then `skip:filled`)
+        turns.append({"user": "hm", "nlu": {"dialogue_act": "inform", "slots": everything}})
     texts = [t for t in literals(leaves, "nlu.text") if isinstance(t, str) and t.strip()][:3]
     levels = sorted({min(1.0, max(0.0, v + d)) for v in literals(leaves, "nlu.confidence")
                      if isinstance(v, (int, float)) for d in (-0.05, 0.0, 0.05)})[:4]
@@ -149,6 +159,10 @@ def abstract_inputs(scenario: dict, drawn: dict | None = None) -> list[dict]:
     for category in dict.fromkeys(literals(leaves, "nlu.safety")):  # SPEC 10: what NLU adds
         if category != "none" and category not in routed:  # a routed one never gets here
             turns.append({"user": "hm", "nlu": {"dialogue_act": "inform", "safety": category}})
+    pauses = {max(0, int(v) + d) for v in literals(leaves, "system.idle_seconds")
+              if isinstance(v, (int, float)) for d in (-1, 0, 1)} - {0}
+    for seconds in sorted(pauses):  # SPEC 8.5: a pause before an understood turn
+        turns.append({"user": "hm", "nlu": {"dialogue_act": "inform"}, "idle": seconds})
     return turns
 
 
@@ -173,21 +187,29 @@ def state_key_function(scenario: dict, oracle: Oracle):
     exact = exact_slots(scenario, leaves)
 
     def key(state: dict) -> tuple:
-        slots = tuple(sorted((name, value if name in exact else True)
+        slots = tuple(sorted((name, hashable(value) if name in exact else True)
                              for name, value in state["slots"].items()))
         return (state["node"], state["previous"] if previous else None,
                 tuple(min(state[name], cap) for name, cap in counters), state["retries"],
-                state["turn_limit"], slots, state["pending"], state["skill"])
+                state["turn_limit"], slots, hashable(state["pending"]), state["skill"])
     return key
+
+
+def hashable(value):
+    """A slot value (a list slot's list, a pending confirmation of one) as a key part."""
+    if isinstance(value, (list, tuple)):
+        return tuple(hashable(v) for v in value)
+    return value
 
 
 def exact_slots(scenario: dict, leaves: list) -> set:
     """Slots whose value (not just whether it is filled) can change routing: compared with a
-    value in a condition, or `confirm` (whether a new value conflicts depends on the old)."""
+    value in a condition, or `confirm` (whether a new value conflicts depends on the old), or
+    a list (whether it is filled and what `append` keeps depend on its items)."""
     compared = {name[len("slots."):] for name, op, _ in leaves
                 if name.startswith("slots.") and op not in ("is_empty", "is_not_empty")}
     confirm = {name for name, slot in scenario.get("slots", {}).items()
-               if slot.get("on_conflict") == "confirm"}
+               if slot.get("on_conflict") == "confirm" or slot["value_type"] == "list"}
     return compared | confirm
 
 
@@ -237,7 +259,7 @@ class Successors:
                 return None
             out = []
             for turn in self.inputs:
-                new, step = self.oracle.turn(state, turn["user"], turn.get("nlu"))
+                new, step = oracle_turn(self.oracle, state, turn)
                 out.append((new, step, None if step.complete else self.key(new)))
             self.known[here] = out
         return self.known[here]
@@ -246,8 +268,9 @@ class Successors:
 def best_first(successors: Successors, start: dict, goal, priority, goals: int = 1,
                max_states: int = MAX_STATES) -> Found:
     """Expand states in `priority` order (then depth); `goal(state, step)` names the goal a
-    turn reached (or None); the first path to each goal is kept. The search ends when
-    `goals` goals were found, the queue is empty or `max_states` states were expanded."""
+    turn reached (or None, or a list of goals); the first path to each goal is kept. The
+    search ends when `goals` goals were found, the queue is empty or `max_states` states
+    were expanded."""
     key = successors.key
     found = Found()
     parent = {key(start): None}
@@ -265,11 +288,12 @@ def best_first(successors: Successors, start: dict, goal, priority, goals: int =
             break
         for i, (new, step, there) in enumerate(out):
             reached = goal(new, step)
-            if reached is not None and reached not in found.paths:
-                found.paths[reached] = _path(parent, here) + [i]
-                found.states[reached] = new
-                if len(found.paths) >= goals:
-                    return found
+            for name in reached if isinstance(reached, list) else [reached]:
+                if name is not None and name not in found.paths:
+                    found.paths[name] = _path(parent, here) + [i]
+                    found.states[name] = new
+                    if len(found.paths) >= goals:
+                        return found
             if there is not None and there not in parent:
                 parent[there] = (here, i)
                 tie += 1
@@ -294,8 +318,8 @@ def replay(scenario: dict, runtime, oracle: Oracle, turns: list) -> None:
     engine.start("s")
     state, _ = oracle.start()
     for n, turn in enumerate(turns, 1):
-        result = engine.turn("s", turn["user"], turn.get("nlu"))
-        state, step = oracle.turn(state, turn["user"], turn.get("nlu"))
+        result = take_turn(engine, turn)
+        state, step = oracle_turn(oracle, state, turn)
         assert (result.node, result.next_node, result.reason, result.complete) == (
             step.node, step.next_node, step.reason, step.complete), f"turn {n} of {turns}"
         assert result.complete == (n == len(turns)), f"turn {n} of {len(turns)}: {turns}"
@@ -307,6 +331,12 @@ def safety_inputs(scenario: dict) -> list[dict]:
     does not count a crisis as a way to finish (`compiler.analysis`)."""
     return [{"user": "hm", "nlu": {"dialogue_act": "inform", "safety": rule["category"]}}
             for rule in scenario["graph"].get("safety", [])]
+
+
+def entered(state: dict, step) -> list[str]:
+    """The nodes a turn reached: those it passed (SPEC 8.3: a transient node, a task node
+    whose slots were known) and the one it stopped at."""
+    return [node for node, _ in step.passed] + ([] if step.complete else [state["node"]])
 
 
 def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Liveness:
@@ -324,15 +354,17 @@ def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Livene
         return seen[state["node"]]
     successors = Successors(oracle, inputs, key)
     reaching = Successors(oracle, reach_inputs, key)
-    nodes = best_first(reaching, start,
-                       lambda state, step: None if step.complete else state["node"], novelty,
-                       goals=len(oracle.nodes))
+    nodes = best_first(reaching, start, entered, novelty, goals=len(oracle.nodes))
     nodes.paths.setdefault(start["node"], [])
     nodes.states.setdefault(start["node"], start)
     distance = end_distance(oracle)
     report = Liveness(nodes=len(nodes.paths))
     for node_id, way in nodes.paths.items():
         here = nodes.states[node_id]
+        if here["complete"]:  # passed by a turn whose chain completed (SPEC 8.3)
+            replay(scenario, runtime, oracle, [reach_inputs[i] for i in way])
+            report.replayed += 1
+            continue
         finish = best_first(successors, here,
                             lambda state, step: COMPLETE if step.complete else None,
                             lambda state: distance.get(state["node"], math.inf))
@@ -391,8 +423,8 @@ def confirm_trap(runtime, oracle: Oracle, inputs: list, trap: Trap) -> None:
         engine = new_engine(runtime)
         engine.start("s")
         for step in trap.way:
-            engine.turn("s", step["user"], step.get("nlu"))
-        result = engine.turn("s", turn["user"], turn.get("nlu"))
+            take_turn(engine, step)
+        result = take_turn(engine, turn)
         assert not result.complete, f"the engine completed where the oracle cannot: {turn}"
 
 
@@ -415,7 +447,7 @@ def pattern_values(draw, scenario: dict) -> dict:
 
 @settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow,
                                                            HealthCheck.filter_too_much])
-@given(data=st.data(), scenario=valid_scenarios(1, 10))
+@given(data=st.data(), scenario=st.one_of(valid_scenarios(1, 10), valid_scenarios(1, 10, tasks=True)))
 def test_completions_found_in_a_generated_scenario_complete_on_the_engine(data, scenario):
     """Every completion found is replayed on the engine, and every trap confirmed on it
     (inside `check_liveness`). A trap is recorded, not a failure: E301 judges the rules of one

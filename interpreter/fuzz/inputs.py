@@ -22,6 +22,11 @@ detector's sample utterances (`safety_lexicon.SAMPLES`), and a category conditio
 the livelock search holds no crisis with a rule: saying one leaves any node, which would hide
 every livelock; a category conditions read is a probe like an intent they name. An end request is an end intent with a closing act or none, or, at
 an end node, a closing act alone (the user accepts the closing).
+Progressive tasks (SPEC 8): where conditions compare `system.idle_seconds`, some turns come
+after a pause (`UserTurn.idle`, seconds: each compared value and its neighbours), and the
+probe set holds those pauses too; a list slot's values are its items alone and together (the
+engine's rule checks them); a session starts with a profile drawn from the declaration
+(`profile`: each field a valid value of its own or left out).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ F_ACT = ir.FIELD_INDEX["nlu.dialogue_act"]
 F_TEXT = ir.FIELD_INDEX["nlu.text"]
 F_CONFIDENCE = ir.FIELD_INDEX["nlu.confidence"]
 F_SAFETY = ir.FIELD_INDEX["nlu.safety"]
+F_IDLE = ir.FIELD_INDEX["system.idle_seconds"]
 
 # What each act sounds like, so a generated transcript reads like a conversation.
 ACT_TEXTS = {
@@ -58,17 +64,19 @@ ACT_TEXTS = {
            "question": "what is that?", "greet": "hello", "goodbye": "bye", "thank": "thanks",
            "negate": "nope", "silence": "...", None: "hmm"},
 }
-DEFAULT_STRINGS = ("홍길동", "abc", "오늘 산책했어요", "무릎", "2025-03-14", "서울", "Kim")
+DEFAULT_STRINGS = ("홍길동", "abc", "오늘 산책했어요", "무릎", "2025-03-14", "서울", "Kim",
+                   "report.pdf")
 DEFAULT_EMAILS = ("user@example.com", "kim@test.kr", "a@b.co")
 
 
 class UserTurn(NamedTuple):
     """One thing the user says: the text (`""` is silence) and its NLU result, or None when
-    the NLU reads the text (rules mode, and silence)."""
+    the NLU reads the text (rules mode, and silence); `idle`: the pause before it, seconds."""
 
     text: str
     nlu: dict | None = None
-    kind: str = "free"  # act, intent, answer, slot, silence, free, end, probe
+    kind: str = "free"  # act, intent, answer, slot, silence, free, end, probe, pause
+    idle: int = 0
 
 
 SILENCE = UserTurn("", None, "silence")
@@ -173,7 +181,11 @@ def end_intents(runtime: Runtime) -> tuple[str, ...]:
 
 
 def _candidates(rule: SlotRule, compared: list) -> list:
-    """Values worth trying for a slot, valid or not: bounds, members, compared literals."""
+    """Values worth trying for a slot, valid or not: bounds, members, compared literals; for a
+    list slot (SPEC 8.2) its items' candidates alone, the first two together, and none."""
+    if rule.item is not None:
+        items = _candidates(rule.item, compared)
+        return items + [items[:2], []]
     kind, low, high = rule.kind, rule.min, rule.max
     if kind == "enum":
         members = list(rule.slot.values)
@@ -212,7 +224,7 @@ def slot_values(rule: SlotRule, compared: list) -> SlotValues:
     invalid: dict = {}
     for value in _candidates(rule, compared):
         ok, stored, _ = check_value(rule, value) if value is not None else (False, None, "")
-        if ok:
+        if ok and stored != []:  # an empty list is nothing heard
             valid.setdefault(_typed(stored), stored)
         else:
             invalid.setdefault(_typed(value), value)
@@ -225,24 +237,36 @@ def _typed(value: Any) -> tuple[str, str]:
     return type(value).__name__, repr(value)
 
 
+def pauses(compared: dict[int, list]) -> tuple[int, ...]:
+    """Pauses worth trying before a turn (SPEC 8.5): each whole number of seconds that
+    conditions compare `system.idle_seconds` with, and its neighbours (none is 0)."""
+    found = {max(0, int(v)) + d for v in compared.get(F_IDLE, [])
+             if isinstance(v, (int, float)) and not isinstance(v, bool) for d in (-1, 0, 1)}
+    return tuple(sorted(v for v in found if v > 0))
+
+
 def _pattern_strings(rule: SlotRule):
-    """Valid strings drawn from the slot's pattern, or None (no pattern, or one hypothesis
-    cannot draw from)."""
-    if rule.pattern is None or rule.kind not in ("string", "email"):
+    """Valid strings drawn from the slot's pattern (a list slot: from its items' pattern, as
+    one-item lists), or None (no pattern, or one hypothesis cannot draw from)."""
+    item = rule.item if rule.item is not None else rule
+    if item.pattern is None or item.kind not in ("string", "email"):
         return None
     try:
-        strategy = st.from_regex(rule.pattern, fullmatch=True,
+        strategy = st.from_regex(item.pattern, fullmatch=True,
                                  alphabet=st.characters(codec="utf-8"))
         strategy.validate()
     except Exception:  # noqa: BLE001 - a pattern hypothesis cannot read: use the candidates
         return None
-    return strategy.filter(lambda v: check_value(rule, v)[:2] == (True, v))
+    strategy = strategy.filter(lambda v: check_value(item, v)[:2] == (True, v))
+    return strategy.map(lambda v: [v]) if rule.item is not None else strategy
 
 
 def value_text(value: Any, fallback: str) -> str:
     """What a user would say for `value` (its text when that is a safe line)."""
     if value is None:
         return fallback
+    if isinstance(value, list):  # a list slot's items, as a user lists them
+        return ", ".join(value_text(item, "") for item in value).strip(", ") or fallback
     text = value if isinstance(value, str) else \
         ("true" if value is True else "false" if value is False else str(value))
     return text if text and transcript_safe(text) else fallback
@@ -277,6 +301,10 @@ class InputSpace:
         self._probes: dict[tuple[int, tuple[str, ...]], tuple[UserTurn, ...]] = {}
         self._condition_texts = [t for t in self.compared.get(F_TEXT, [])
                                  if isinstance(t, str) and t.strip() and transcript_safe(t)]
+        self.pauses = pauses(self.compared)
+        base = ir.SLOT_FIELD_BASE + len(runtime.slot_rules)  # profile fields follow the slots
+        self.profile_values = {rule.name: slot_values(rule, self.compared.get(
+            base + rule.index, [])).valid for rule in runtime.profile_rules}
 
     # -- texts --
 
@@ -332,7 +360,7 @@ class InputSpace:
         shares = 4 if self.runtime.nodes[node].required else 2  # a gate holds until answered
         return weighted([self._act_pool, self._intent_pool, *[answers] * shares,
                          self._slot_pool, (SILENCE,), self._free_turn, *self._patterns,
-                         self._safety_pool])
+                         self._safety_pool, self._pause_pool, self._everything_pool])
 
     # The kinds that are the same at every node: built once, on first use.
 
@@ -395,6 +423,35 @@ class InputSpace:
         return tuple(pool)
 
     @cached_property
+    def _everything_pool(self) -> tuple[UserTurn, ...]:
+        """The user who says it all at once: every declared slot with its i-th valid value
+        (SPEC 8.3: the task nodes ahead are then passed, `skip:filled`); empty with fewer
+        than two slots (an answer to the node does as much)."""
+        names = [n for n in self.values if self.values[n].valid]
+        if len(names) < 2:
+            return ()
+        widest = max(len(self.values[n].valid) for n in names)
+        return tuple(self._slot_turn({n: self.values[n].valid[i % len(self.values[n].valid)]
+                                      for n in names}, "answer") for i in range(min(widest, 3)))
+
+    @cached_property
+    def _pause_pool(self) -> tuple[UserTurn, ...]:
+        """An understood turn after each pause worth trying (SPEC 8.5); empty when no
+        condition reads `system.idle_seconds`."""
+        nlu = None if self.mode == RULES else {"dialogue_act": "inform"}
+        return tuple(UserTurn(self.act_text("inform"), nlu, "pause", seconds)
+                     for seconds in self.pauses)
+
+    @cached_property
+    def profile(self) -> Any:
+        """Strategy of a session profile (SPEC 8.1): each declared field given one of its
+        valid values, or left out; one integer draw a field."""
+        fields = [(name, values) for name, values in self.profile_values.items()]
+        picks = st.tuples(*(st.integers(0, len(values)) for _, values in fields))
+        return picks.map(lambda chosen: {name: values[i - 1] for (name, values), i
+                                         in zip(fields, chosen) if i})
+
+    @cached_property
     def _read_categories(self) -> tuple[str, ...]:
         """Categories conditions compare `nlu.safety` with (the NLU may add one)."""
         return tuple(v for v in self.compared.get(F_SAFETY, []) if v in ir.SAFETY_CATEGORIES)
@@ -428,7 +485,7 @@ class InputSpace:
         answers = _text_turns(t for n in self.runtime.nodes[node].collect_names
                               for t in self._slot_texts(n))
         return weighted([words, fillers, texts, answers, answers, others, (SILENCE,), free,
-                         self._safety_pool])
+                         self._safety_pool, self._pause_pool])
 
     @cached_property
     def _rules_common(self) -> tuple:
@@ -448,6 +505,7 @@ class InputSpace:
         rule = self.runtime.slot_rules[self.runtime.slot_index[name]]
         values = self.values[name]
         pool = list(values.valid) + (list(values.invalid) if invalid else [])
+        pool = [i for v in pool for i in (v if isinstance(v, list) else [v])]  # list items
         texts = [value_text(v, "") for v in pool if not isinstance(v, (dict, list))]
         texts += [p for phrases in rule.slot.synonyms.values() for p in phrases]
         return [t for t in dict.fromkeys(texts) if t and transcript_safe(t)]
@@ -492,6 +550,8 @@ class InputSpace:
         last = [UserTurn(t, {"dialogue_act": "inform"}, "probe") for t in self.condition_texts()]
         last += [UserTurn(self.act_text("inform"), {"dialogue_act": "inform", "safety": v}, "probe")
                  for v in self._read_categories]
+        last += [UserTurn(self.act_text("inform"), {"dialogue_act": "inform"}, "probe", seconds)
+                 for seconds in self.pauses]  # the user who comes back later
         for level in self.compared.get(F_CONFIDENCE, []):
             for shifted in sorted({min(1.0, max(0.0, level + d)) for d in (-0.05, 0.05)}):
                 last.append(UserTurn(self.act_text("inform"),

@@ -14,7 +14,9 @@ the coverage after the run. `safety_reached` (SPEC 10) is checked at every step 
 conversation (`check_safety_step`) and, before the conversations, from every node
 (`safety_sweep`): each node in a fresh visit and, when it has one, on the turn that reaches
 its turn limit (where an end node would otherwise end the session), with every sample crisis
-of every category that has a `graph.safety` rule.
+of every category that has a `graph.safety` rule. `chain_bounded` and `action_once` (SPEC 8.3,
+8.4) are checked at every step: the nodes a turn passed (`passed`), and the skill runs the
+turn made, seen through `RecordingSkills`, a registry that notes each run's action id.
 
 The properties file: one property per line; `#` after a space (or at the start) begins a
 comment; blank lines are ignored; an optional `LABEL:` names a property in reports (else it is
@@ -50,6 +52,8 @@ BUILT_IN: dict[str, str] = {
                            "of a value",
     "safety_reached": "from every node, a crisis of each category with a graph.safety rule "
                       "reaches its target in that turn",
+    "chain_bounded": "no turn passes more nodes than the scenario has, nor one node twice",
+    "action_once": "no action (SESSION:TURN:NODE) runs twice in one turn",
 }
 _LEFTOVER = re.compile(r"\{(slots|skill\.data)\.[^{}]*\}")
 
@@ -71,6 +75,8 @@ class Violation(Exception):
         self.turns: tuple[UserTurn, ...] = ()
         self.results: tuple = ()  # the TurnResults of the conversation, the opening first
         self.focus: str | None = None  # the node of a focus-mode counterexample
+        self.profile: dict | None = None  # the session profile of the conversation
+        self.offline = False  # the conversation ran without a mail transport
 
 
 _CLASSES: dict[str, type] = {}
@@ -92,6 +98,8 @@ class Conversation:
         self.visited: set[str] = set()  # nodes entered before the current step
         self.ending_from: int | None = None  # index of the first turn that asked to end
         self.complete = False
+        self.profile: dict | None = None  # the session profile (SPEC 8.1), when drawn
+        self.offline = False  # run without a mail transport (`fuzz.runner`)
 
     @property
     def node(self) -> str:
@@ -103,11 +111,58 @@ class Conversation:
 
 
 def entered_node(result: Any) -> str | None:
-    """The node a step entered: the start node at the opening, the target of a move."""
+    """The node a step entered: the start node at the opening, the target of a move (where
+    its chain stopped, SPEC 8.3: the last node it passed when the chain completed there)."""
     if result.user is None:
         return result.node
     decision = result.decision
-    return result.next_node if decision is not None and decision.kind == "move" else None
+    if decision is None or decision.kind != "move":
+        return None
+    if result.next_node is not None:
+        return result.next_node
+    return result.passed[-1]["node"] if result.passed else None
+
+
+def passed_nodes(result: Any) -> list[str]:
+    """The nodes a step passed through without waiting (SPEC 8.3), in order."""
+    return [p["node"] for p in result.passed] if result.user is not None else []
+
+
+# --- skill runs, seen from outside the engine ---------------------------------------------------
+
+
+class _RecordedSkill:
+    """A skill that notes (action id, node) in `runs` before each run of the skill it wraps."""
+
+    def __init__(self, skill: Any, runs: list):
+        self.name, self.skill, self.runs = skill.name, skill, runs
+
+    def run(self, args: dict, context: Any) -> Any:
+        self.runs.append((context.action_id, context.node_id))
+        return self.skill.run(args, context)
+
+
+class RecordingSkills:
+    """A skill registry (the engine asks it `get(name)`) that lends out the skills of
+    `registry`, each wrapped to note its runs; `take()` gives the runs since the last call."""
+
+    def __init__(self, registry: Any = None):
+        from ..skills.registry import SkillRegistry
+
+        self.registry = registry if registry is not None else SkillRegistry.default()
+        self.runs: list[tuple[str, str]] = []
+        self._taken = 0
+
+    def get(self, name: str) -> Any:
+        skill = self.registry.get(name)
+        return None if skill is None else _RecordedSkill(skill, self.runs)
+
+    def names(self) -> list[str]:
+        return self.registry.names()
+
+    def take(self) -> list[tuple[str, str]]:
+        runs, self._taken = self.runs[self._taken:], len(self.runs)
+        return runs
 
 
 # --- built-in, per step ------------------------------------------------------------------------
@@ -158,6 +213,28 @@ def check_response(result: Any, runtime: Any, left_out: list,
     return None
 
 
+def check_chain(result: Any, runtime: Any) -> Violation | None:
+    """`chain_bounded` for one step: the nodes it passed, none twice, at most all of them."""
+    chain = passed_nodes(result)
+    if len(chain) <= len(runtime.nodes) and len(set(chain)) == len(chain):
+        return None
+    twice = next((n for i, n in enumerate(chain) if n in chain[:i]), None)
+    why = f"passed {twice} twice" if twice else \
+        f"passed {len(chain)} nodes, the scenario has {len(runtime.nodes)}"
+    return violation("chain_bounded", f"{_step_name(result)} {why}: {' -> '.join(chain)}")
+
+
+def check_actions(result: Any, runs: list[tuple[str, str]]) -> Violation | None:
+    """`action_once` for one step: `runs`, the (action id, node) of the skill runs it made."""
+    seen: set[str] = set()
+    for action, node in runs:
+        if action in seen:
+            return violation("action_once", f"{_step_name(result)} ran action {action} "
+                             f"(node {node}) twice: {', '.join(a for a, _ in runs)}")
+        seen.add(action)
+    return None
+
+
 def check_safety_step(result: Any, runtime: Any, said: str | None = None) -> Violation | None:
     """`safety_reached` for one step: a turn whose category has a rule went to its target
     (`said`: the category the user's words are known to be, whatever was detected)."""
@@ -183,7 +260,9 @@ def safety_sweep(runtime: Any, space: Any, skills: Any = None) -> Violation | No
     from ..stores.sessions import MemorySessionStore
     from ..understanding.nlu import ScriptedNLU
 
-    engine = Engine(runtime, ScriptedNLU(), TemplateNLG(), MemorySessionStore(), skills)
+    # a clock that stands still: the swept states were never saved, so no idle time passes
+    engine = Engine(runtime, ScriptedNLU(), TemplateNLG(), MemorySessionStore(), skills,
+                    clock=lambda: 0.0)
     nlu = None if space.mode == "rules" else {"dialogue_act": "inform"}
     for table in runtime.nodes:
         limit = table.turn_limit

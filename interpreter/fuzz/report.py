@@ -1,5 +1,6 @@
 """What `mgi fuzz` reports: coverage, counterexample transcripts, the report, the progress bar.
-(Coverage: nodes entered, transitions fired, globals fired, slots filled, safety rules fired.)
+(Coverage: nodes entered, transitions fired, globals fired, slots filled, safety rules fired;
+a node a turn passed through, SPEC 8.3, counts as entered, and its own exit as fired.)
 
 In: the steps of generated conversations (`Coverage.record`), then the run's findings
 (`FuzzReport`: violations with their shrunk conversations, the coverage summary, counts).
@@ -21,7 +22,8 @@ import re
 import sys
 import time
 from collections import Counter
-from typing import IO, Any
+from contextlib import contextmanager
+from typing import IO, Any, Iterator
 
 from .properties import BUILT_IN, Violation
 
@@ -44,6 +46,10 @@ class Coverage:
             self.entered[entered] += 1
         if result.user is not None:
             self.fired[(result.node, result.reason)] += 1
+            for step in result.passed:  # entry routing (SPEC 8.3): entered on the way
+                if step["node"] != entered:
+                    self.entered[step["node"]] += 1
+                self.fired[(step["node"], step["reason"])] += 1
         update = result.decision.slot_update if result.decision is not None else None
         for name, _ in update.stored if update is not None else ():
             self.filled[name] += 1
@@ -113,14 +119,44 @@ class FuzzReport:
         return "designer", prop.text, prop.line
 
 
+MAIL_SERVER, MAIL_OUTBOX = "MAGO_SMTP_URL", "MAGO_OUTBOX"  # what the `email` skill reads
+
+
+@contextmanager
+def quiet_mail() -> Iterator[None]:
+    """No mail leaves while fuzzing (SPEC 8.4's `email` skill): no SMTP server and no outbox
+    but the one `use_outbox` names; the environment is as it was afterwards."""
+    saved = {name: os.environ.get(name) for name in (MAIL_SERVER, MAIL_OUTBOX)}
+    os.environ.pop(MAIL_SERVER, None)
+    use_outbox(None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def use_outbox(folder: str | None) -> None:
+    """The `email` skill's outbox from now on (None: no transport, the skill fails)."""
+    if folder is None:
+        os.environ.pop(MAIL_OUTBOX, None)
+    else:
+        os.environ[MAIL_OUTBOX] = folder
+
+
 def attach_transcripts(report: FuzzReport, ir_path: str, directory: str | None,
-                       skills: Any = None) -> None:
+                       skills: Any = None, outbox: str | None = None) -> None:
     """A transcript per violation with a conversation; written into `directory` if given;
-    each replayed to confirm that `mgi test` fails on it."""
+    each replayed to confirm that `mgi test` fails on it (with the mail transport its
+    conversation had: `outbox`, or none)."""
     report.ir_path = ir_path
     for name, found in report.found.items():
         if not found.results:
             continue
+        use_outbox(None if getattr(found, "offline", False) else outbox)
         path = os.path.join(directory, transcript_name(report.scenario, name)) if directory \
             else None
         text = counterexample_transcript(report, found, ir_header(ir_path, path))
@@ -156,6 +192,11 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
              "# what the property asks for); once fixed, keep it as a regression test.",
              ir_line, f"nlu: {'scripted' if generated else 'rules'}"]
     focus = getattr(found, "focus", None)  # a sweep from one node (`safety_reached`)
+    if getattr(found, "offline", False):
+        lines.insert(4, "# transport: none (replay it without MAGO_SMTP_URL and MAGO_OUTBOX: "
+                        "the email skill fails)")
+    if getattr(found, "profile", None):  # SPEC 8.1: the session's profile
+        lines.append("profile: " + json.dumps(found.profile, ensure_ascii=False, sort_keys=True))
     lines += [f"focus: {focus}", ""] if focus else [""]
     opening, last = found.results[0], len(found.turns)
     if opening.response is not None:
@@ -166,9 +207,12 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
         lines.append(f"user: {turn.text}" if turn.text else "user:")
         if turn.nlu is not None:
             lines.append("  nlu: " + json.dumps(turn.nlu, ensure_ascii=False, sort_keys=True))
+        if getattr(turn, "idle", 0):  # SPEC 8.5: the pause before the turn
+            lines.append(f"  idle: {turn.idle}")
         if index < len(found.results):
             result = found.results[index]
-            lines.append(f"  # turn {result.turn}: {result.node} -> "
+            via = "".join(f" -> {p['node']}" for p in result.passed)  # SPEC 8.3: passed
+            lines.append(f"  # turn {result.turn}: {result.node}{via} -> "
                          f"{result.next_node or 'complete'} ({result.reason}): {_said(result)}")
         else:  # the turn raised
             lines.append(f"  # this turn raised: {_one_line(found.message, 200)}")

@@ -15,6 +15,18 @@ search from where it stands (`EscapeSearch`); then the user asks to end, turn af
 (`fuzz.properties`); the first property that fails raises its `Violation`, and hypothesis
 shrinks the conversation to a short one that still breaks that property.
 
+A conversation starts with a profile drawn from the scenario's declaration (SPEC 8.1) and
+may pause before a turn (`UserTurn.idle`, on the engine's clock: a `ShiftedClock` that
+stands still but for the pauses, so every run of a conversation reads the same
+`system.idle_seconds`). The engine's skills are lent through `RecordingSkills`, so that each
+step's skill runs can be checked (`action_once`); the livelock search and the safety sweep
+use the plain registry. Skills that act on the world never do while fuzzing (thousands of
+conversations must not send thousands of e-mails): there is no SMTP server (`quiet_mail`),
+and the built-in `email` skill (SPEC 8.4) writes into a temporary outbox of `run_fuzz`'s,
+deleted afterwards. A scenario with an `email` node draws, per conversation, whether that
+outbox is there (`Conversation.offline`: no transport, the skill fails), so that both its
+success and its failure paths are explored.
+
 Rounds: a round stops at its first violation (or after `examples` conversations); the next
 round leaves the properties already violated out, so each property gets its own shrunk
 counterexample, until a round finds nothing new. `end_nodes_reachable` is read from the
@@ -25,6 +37,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import threading
 import time
 import traceback
@@ -33,20 +46,28 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import ir
-from ..engine import Engine
+from ..engine import Engine, ShiftedClock
 from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
                           end_intents, positive_literals)
 from .properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
-                              Expectation, PropertiesError, Violation, check_response,
-                              check_safety_step, entered_node, load_properties, safety_sweep,
+                              Expectation, PropertiesError, RecordingSkills, Violation,
+                              check_actions, check_chain, check_response, check_safety_step,
+                              entered_node, load_properties, passed_nodes, safety_sweep,
                               violation)
-from .report import Coverage, FuzzReport, Progress, attach_transcripts
+from .report import Coverage, FuzzReport, Progress, attach_transcripts, quiet_mail, use_outbox
 from ..loader import Runtime, condition_fields
 from ..understanding.nlu import ScriptedNLU
 from ..stores.sessions import MemorySessionStore
 
 SESSION = "fuzz"
 SEARCH_BUDGET = 3000  # probe turns per livelock search; past it the search is inconclusive
+EPOCH = 1_700_000_000.0  # the fuzz engines' clocks stand still here, but for the pauses
+
+
+def _offline_strategy() -> Any:
+    from hypothesis import strategies as st  # hypothesis is imported by the exploration only
+
+    return st.booleans()
 _COUNTER_FIELDS = ("system.node_turns", "system.session_turns", "system.no_input_count",
                    "system.not_understood_count")
 F_COUNTERS = tuple(ir.FIELD_INDEX[f] for f in _COUNTER_FIELDS)
@@ -109,15 +130,20 @@ class Fuzzer:
 
     def __init__(self, runtime: Runtime, options: FuzzOptions,
                  designer: DesignerProperties = DesignerProperties(), skills: Any = None,
-                 progress: Progress | None = None, stop: StopRequest | None = None):
+                 progress: Progress | None = None, stop: StopRequest | None = None,
+                 outbox: str | None = None):
         self.runtime, self.options, self.designer = runtime, options, designer
         self.skills = skills
+        self.outbox = outbox  # the `email` skill's folder (None: no transport at all)
+        self.mail = outbox is not None and any(n.node.skill == "email" for n in runtime.nodes)
         self.stop = stop or StopRequest()
         self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
         self.space = InputSpace(runtime, options.nlu, self.ends)
         self.nlg = AuditedNLG()
         nlu = ScriptedNLU() if options.nlu == GENERATED else _rules_nlu(runtime)
-        self.engine = Engine(runtime, nlu, self.nlg, MemorySessionStore(), skills)
+        self.recorded = RecordingSkills(skills)  # the runs of each step: `action_once`
+        self.engine = Engine(runtime, nlu, self.nlg, MemorySessionStore(), self.recorded,
+                             clock=ShiftedClock(lambda: EPOCH))
         self.search = EscapeSearch(runtime, self.space, skills, options.max_turns)
         self.coverage = Coverage(runtime)
         self.progress = progress or Progress(options.examples, enabled=False)
@@ -133,7 +159,14 @@ class Fuzzer:
         started = time.perf_counter()
         checked = [p for p in self.properties() if p != "end_nodes_reachable"]
         found: dict[str, Violation] = {}
-        rounds, interrupted = 0, False
+        with quiet_mail():
+            rounds, interrupted = self._rounds(checked, found)
+        return self._report(started, found, rounds, interrupted)
+
+    def _rounds(self, checked: list[str], found: dict[str, Violation]) -> tuple[int, bool]:
+        """The safety sweep, then a round per violated property: (rounds, interrupted)."""
+        rounds = 0
+        use_outbox(self.outbox)
         try:
             swept = safety_sweep(self.runtime, self.space, self.skills)
             if swept is not None:
@@ -148,7 +181,10 @@ class Fuzzer:
                 found[failure.prop] = failure
                 checked.remove(failure.prop)
         except KeyboardInterrupt:  # Ctrl-C: what was found so far is the report
-            interrupted = True
+            return rounds, True
+        return rounds, False
+
+    def _report(self, started: float, found: dict, rounds: int, interrupted: bool) -> FuzzReport:
         self.progress.finish()
         unreached = [] if interrupted else self.coverage.unreached_end_nodes()
         if unreached:
@@ -205,7 +241,12 @@ class Fuzzer:
         """Play one generated conversation, checking as it goes."""
         convo = Conversation()
         self.engine.store.delete(SESSION)
-        self._step(convo, lambda: self.engine.start(SESSION), checked)
+        if self.space.profile_values:  # SPEC 8.1: drawn only when the scenario declares one
+            convo.profile = data.draw(self.space.profile)
+        if self.mail:  # with or without a mail transport (see the module docstring)
+            convo.offline = data.draw(_offline_strategy())
+            use_outbox(None if convo.offline else self.outbox)
+        self._step(convo, lambda: self.engine.start(SESSION, profile=convo.profile), checked)
         for _ in range(data.draw(free_length)):
             if convo.complete:
                 return
@@ -235,18 +276,22 @@ class Fuzzer:
     def _say(self, convo: Conversation, turn: UserTurn, checked: frozenset[str]) -> None:
         convo.turns.append(turn)
         self.turns += 1
+        if turn.idle:
+            self.engine.clock.pause(turn.idle)
         self._step(convo, lambda: self.engine.turn(SESSION, turn.text, turn.nlu), checked)
 
     def _step(self, convo: Conversation, call: Any, checked: frozenset[str]) -> None:
         """Run one step on the engine, record it and check the per-step properties."""
         self.stop.check()
         self.nlg.left_out.clear()
+        self.recorded.take()
         try:
             result = call()
         except Exception as error:  # noqa: BLE001 - any exception is what no_crash reports
             if "no_crash" not in checked:
                 raise _ConversationOver() from None
             raise _attach(violation("no_crash", describe_error(error)), convo) from error
+        runs = self.recorded.take()
         convo.results.append(result)
         convo.complete = result.complete
         entered = entered_node(result)
@@ -256,13 +301,23 @@ class Fuzzer:
             problem = check_safety_step(result, self.runtime)
         if problem is not None and problem.prop in checked:
             raise _attach(problem, convo)
-        for prop in self.designer.properties:
-            if prop.name in checked:
-                problem = prop.check(convo, result, entered)
-                if problem is not None:
-                    raise _attach(problem, convo)
-        if entered is not None:
-            convo.visited.add(entered)
+        for found in (check_chain(result, self.runtime), check_actions(result, runs)):
+            if found is not None and found.prop in checked:
+                raise _attach(found, convo)
+        chain = passed_nodes(result)  # entered on the way (SPEC 8.3), before `entered`
+        for node in [n for n in chain if n != entered] + [entered]:
+            for prop in self.designer.properties:
+                if prop.name not in checked:
+                    continue
+                problem = prop.check(convo, result, node)
+                if problem is None:
+                    continue
+                if node != entered and problem.expect is not None:  # the chain went too far
+                    problem.expect = Expectation("passed", " ".join(
+                        chain[:chain.index(node)]) or "-")
+                raise _attach(problem, convo)
+            if node is not None:
+                convo.visited.add(node)
 
     def _check_livelock(self, convo: Conversation, checked: frozenset[str]) -> None:
         state = self.engine.session(SESSION)
@@ -282,6 +337,7 @@ def _attach(found: Violation, convo: Conversation, complete: bool = False,
             not_next: str | None = None) -> Violation:
     """The violation with the conversation so far (and its expectation, when given here)."""
     found.turns, found.results = tuple(convo.turns), tuple(convo.results)
+    found.profile, found.offline = convo.profile, convo.offline
     if complete:
         found.expect = Expectation("complete", True)
     if not_next is not None:
@@ -333,7 +389,8 @@ class EscapeSearch:
                  budget: int = SEARCH_BUDGET):
         self.runtime, self.space, self.depth, self.budget = runtime, space, depth, budget
         # the template NLG: the search reads only where a probe leads, never the wording
-        self.engine = Engine(runtime, ScriptedNLU(), None, MemorySessionStore(), skills)
+        self.engine = Engine(runtime, ScriptedNLU(), None, MemorySessionStore(), skills,
+                             clock=ShiftedClock(lambda: EPOCH))
         self.cache: dict[tuple, Escape] = {}
         self.inconclusive = 0
         self._views: dict[int, tuple] = {}
@@ -375,7 +432,10 @@ class EscapeSearch:
         `no_crash`'s business, not a livelock)."""
         store = self.engine.store
         store.delete("probe")
-        store.put(msgspec.structs.replace(state, session_id="probe", history=[]), 0)
+        now = self.engine.clock()  # the probe's pause is all the idle time it sees
+        store.put(msgspec.structs.replace(state, session_id="probe", history=[],
+                                          updated_at=now), 0)
+        self.engine.clock.pause(probe.idle)
         try:
             result = self.engine.turn("probe", probe.text, probe.nlu)
         except Exception:  # noqa: BLE001
@@ -467,13 +527,15 @@ def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
             raise FuzzUsageError(str(error)) from None
     if transcripts_dir is not None:
         prepare_directory(transcripts_dir)
-    with StopRequest() as stop:
-        report = Fuzzer(runtime, options, designer, skills, progress, stop).run()
-    try:
-        attach_transcripts(report, ir_path, transcripts_dir, skills)
-    except OSError as error:
-        raise FuzzUsageError(f"cannot write transcripts to {transcripts_dir}: "
-                             f"{error.strerror or error}") from None
+    with tempfile.TemporaryDirectory(prefix="mgi-fuzz-outbox-") as outbox:
+        with StopRequest() as stop:
+            report = Fuzzer(runtime, options, designer, skills, progress, stop, outbox).run()
+        try:
+            with quiet_mail():
+                attach_transcripts(report, ir_path, transcripts_dir, skills, outbox)
+        except OSError as error:
+            raise FuzzUsageError(f"cannot write transcripts to {transcripts_dir}: "
+                                 f"{error.strerror or error}") from None
     return report
 
 
