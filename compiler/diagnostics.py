@@ -34,6 +34,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E105": (ERROR, "undeclared slot"),
     "E106": (ERROR, "invalid slot definition"),
     "E107": (ERROR, "invalid params value"),
+    "E108": (ERROR, "invalid profile declaration, slot default or list slot"),
     "E109": (ERROR, "transient node that may not leave"),
     "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
     "E201": (ERROR, "unknown condition field"),

@@ -1,9 +1,10 @@
-"""Slot and profile field definitions (SPEC 2.1, 8.1, 8.2): their E106 checks and IR form.
+"""Slot and profile field definitions (SPEC 2.1, 8.1, 8.2): their checks and IR form.
 
 In: the decoded `slots` and `profile` of a scenario (a definition the schema pass rejected
-is not judged again). Out: E106 diagnostics for every problem of a definition (bounds that
-do not fit its type, enum members and synonyms, patterns, the list parts, a default that is
-not a valid value or reads an undeclared or differently typed profile field), and
+is not judged again). Out: E106 for a slot's problems of SPEC 2.1 (bounds that do not fit
+its type, enum members and synonyms, patterns); E108 for SPEC 8's (any problem of a profile
+field, the list parts of a slot, a default that is not a valid value or reads an undeclared
+or differently typed profile field); and
 `build_slot`, the `ir.Slot` of a definition, shared with the emitter.
 A list slot's constraints are its items' (`items`, with `min_items`/`max_items`).
 """
@@ -26,18 +27,28 @@ TEXTUAL = ("string", "email")
 
 
 def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
-    """E106 for every problem of a slot definition (its default included) and of a profile
-    field (SPEC 8.1: the same value types and constraints)."""
-    for where, defined in (("/slots", scenario.slots), ("/profile", scenario.profile)):
-        for name, slot in defined.items():
-            problems = slot_problems(slot)
-            if where == "/slots" and not problems:
-                problems = default_problems(name, slot, scenario.profile)
-            for key, message, *hint in problems:
-                diags.report("E106", message, join(where, name) + (f"/{key}" if key else ""),
-                             at_key=key.startswith("synonyms/"),
-                             hint=hint[0] if hint else
-                             f"see the slot table in the README for '{slot.value_type}' slots")
+    """E106 for a slot definition's problems of SPEC 2.1; E108 for what SPEC 8 adds: every
+    problem of a profile field, a slot's `default`, the list parts of a slot."""
+    for name, slot in scenario.slots.items():
+        if slot.value_type is None or slot.values is None:
+            continue  # rejected by the schema pass
+        base, tasks = slot_problems(slot), list_problems(slot)
+        report(diags, "E106", join("/slots", name), slot, base)
+        if not base and not tasks:  # a default is judged against a sound definition
+            tasks = default_problems(name, slot, scenario.profile)
+        report(diags, "E108", join("/slots", name), slot, tasks)
+    for name, field in scenario.profile.items():
+        if field.value_type is not None and field.values is not None:
+            report(diags, "E108", join("/profile", name), field, slot_problems(field))
+
+
+def report(diags: Diagnostics, code: str, where: str, slot, problems: list[tuple]) -> None:
+    """One diagnostic per (field, message[, hint]) problem of the definition at `where`."""
+    for key, message, *hint in problems:
+        diags.report(code, message, where + (f"/{key}" if key else ""),
+                     at_key=key.startswith("synonyms/"),
+                     hint=hint[0] if hint else
+                     f"see the slot table in the README for '{slot.value_type}' slots")
 
 
 def default_problems(name: str, slot: SlotDef, profile: dict) -> list[tuple]:
@@ -51,8 +62,10 @@ def default_problems(name: str, slot: SlotDef, profile: dict) -> list[tuple]:
     if reference is not None:
         field = profile.get(reference.group(1))
         if field is None:
+            hint = did_you_mean(reference.group(1), Names(profile)) or \
+                'declare it under "profile"'
             return [("default", f"default reads undeclared profile field "
-                                f"'{reference.group(1)}'", 'declare it under "profile"')]
+                                f"'{reference.group(1)}'", hint)]
         if field.value_type not in (slot.value_type, slot.items):
             return [("default", f"default reads profile field '{reference.group(1)}' "
                                 f"({field.value_type}) for a {slot.value_type} slot",
@@ -87,14 +100,13 @@ def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
 
 
 def slot_problems(slot: SlotDef) -> list[tuple]:
-    """(field, message) or (field, message, hint) for every E106 problem of one slot
-    definition (or profile field). A definition whose type or members the schema pass
+    """(field, message) or (field, message, hint) for every problem of SPEC 2.1 of one slot
+    definition (or profile field): bounds, members, synonyms, patterns. A definition whose type or members the schema pass
     rejected (None) is not judged again. A list slot's constraints are its items'."""
     problems: list[tuple] = []
     kind = slot.value_type
     if kind is None or slot.values is None:
         return problems
-    problems += list_problems(slot)
     if kind == "list":
         kind = getattr(slot, "items", None) or "string"
     values = slot.values if isinstance(slot.values, list) else None

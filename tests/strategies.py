@@ -1994,6 +1994,34 @@ def _enter_on_greet(draw, doc: dict, target: str) -> None:
         0, {"target": target, "condition": 'nlu.dialogue_act == "greet"'})
 
 
+def _fam_E108(draw, doc):
+    """An invalid task definition of SPEC 8 (see the cases), in a new slot or profile field: a
+    list slot without `items`, `items` on another slot, a default the slot refuses, a default
+    that reads an undeclared profile field, a profile field with E106's problem."""
+    slots = doc.setdefault("slots", {})
+    case = draw(st.sampled_from(["list_no_items", "items_non_list", "default_type",
+                                 "default_profile", "profile_field"]))
+    if case == "profile_field":
+        profile = doc.setdefault("profile", {})
+        name = _new_name(draw, profile)
+        profile[name] = {"value_type": "enum"}
+        return doc, ("profile", name)
+    name = _new_name(draw, slots)
+    if case == "list_no_items":
+        slots[name] = {"policy": "optional", "value_type": "list"}
+        return doc, ("slots", name)
+    if case == "items_non_list":
+        slots[name] = {"policy": "optional", "value_type": "string", "items": "string"}
+        return doc, ("slots", name, "items")
+    if case == "default_type":
+        slots[name] = {"policy": "optional", "value_type": "integer", "default": "many"}
+    else:
+        field = _new_name(draw, doc.get("profile", {}))
+        slots[name] = {"policy": "optional", "value_type": "email",
+                       "default": "{profile." + field + "}"}
+    return doc, ("slots", name, "default")
+
+
 def _fam_E109(draw, doc):
     """A new transient node, entered from an existing one, that may not leave (SPEC 8.3): a
     stay among its routes (at the stay's `action`), or, not being an end node, only
@@ -2232,7 +2260,7 @@ def _fam_W406(draw, doc):
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
-    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E109": _fam_E109, "E110": _fam_E110,
+    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109, "E110": _fam_E110,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,
