@@ -21,7 +21,6 @@ from .resolve import CheckedTransition, Model
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
 
-RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 
 
 class _Interner:
@@ -124,7 +123,7 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
     params = node.params
     collect = [names.slots[s] for s in node.collect_slots]
     required = [names.slots[s] for s in node.collect_slots if scenario.slots[s].policy == "required"]
-    responses = {kind: getattr(node.responses, kind) for kind in RESPONSE_KINDS
+    responses = {kind: variants(getattr(node.responses, kind)) for kind in ir.RESPONSE_KINDS
                  if getattr(node.responses, kind) is not None}
     return ir.Node(
         id=node.id, name=node.name or node.id, description=node.description,
@@ -135,6 +134,11 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
         turn_limit_enabled=params.turn_limit_enabled, skill=params.skill,
         skill_args=dict(params.skill_args), fallback=params.fallback, timeout_ms=params.timeout_ms,
     )
+
+
+def variants(response: str | list[str]) -> list[str]:
+    """A response as the IR holds it: its variants, a plain string being a list of one."""
+    return [response] if isinstance(response, str) else list(response)
 
 
 def build_slot(name: str, slot) -> ir.Slot:

@@ -14,6 +14,8 @@ import json
 
 from interpreter import ir
 
+from .diagnostics import printable
+
 ANY_NODE = "__any_node__"
 
 
@@ -121,6 +123,7 @@ def _node_data(program: ir.Program, node: ir.Node) -> dict:
         "end": ir.END_NAMES[node.end] or None,
         "collect_slots": [program.slots[i].name for i in node.collect_slots],
         "required_slots": [program.slots[i].name for i in node.required_slots],
+        "responses": {kind: list(texts) for kind, texts in node.responses.items()},
         "transitions": [_rule_data(program, t) for t in node.transitions],
     }
 
@@ -130,6 +133,16 @@ def _rule_data(program: ir.Program, rule) -> dict:
     target = "(stay)" if rule.target == ir.STAY else program.nodes[rule.target].id
     return {"label": entry.label, "target": target, "condition": entry.display or None,
             "at": entry.pointer}
+
+
+def _response_lines(responses: dict[str, list[str]]) -> list[str]:
+    """`says KIND: TEXT`, one line a variant (numbered when there are several, SPEC 9)."""
+    lines = []
+    for kind, texts in responses.items():
+        for i, text in enumerate(texts):
+            label = kind if len(texts) == 1 else f"{kind} {i + 1}/{len(texts)}"
+            lines.append(f"    says {label + ':':<20} {printable(' '.join(text.split()))}")
+    return lines
 
 
 def inspect_text(data: dict) -> str:
@@ -156,6 +169,7 @@ def inspect_text(data: dict) -> str:
         end = f", end ({node['end']})" if node["end"] else ""
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""
         out.append(f"\n  {node['id']} [{node['executor']}{end}{slots}]")
+        out += _response_lines(node["responses"])
         for rule in node["transitions"]:
             when = f" when {rule['condition']}" if rule["condition"] else ""
             out.append(f"    {rule['label']:<16} -> {rule['target']}{when}")

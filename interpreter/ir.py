@@ -5,13 +5,15 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 3): the magic `MGIR`, the format version as two big-endian bytes, then
+File layout (format 4): the magic `MGIR`, the format version as two big-endian bytes, then
 one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
 the SHA-256 of the body and the body: a MessagePack `Body`, the program with each node kept as
 its own MessagePack blob, a node directory beside them (every node's id and executor kind),
 the source map in two columns (the labels, then one blob of pointers and display texts), and
 the safety rules and patterns (SPEC 10). Format 3 added those and the field `nlu.safety`
-(which moved the later field indices): a format-2 file is refused (recompile it).
+(which moved the later field indices); format 4 made every node response a list of variants
+(SPEC 9: a plain string in the scenario is a list of one). An older file is refused
+(recompile it).
 
 Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
 body, decodes the program header, slots, intents, global transitions, the node directory and
@@ -19,7 +21,7 @@ the source labels, and checks what is read without a node (`check_program`): eve
 program-level index (entry, closing acts, global targets and sources, safety rules), the
 directory's executor kinds, the slots' value types, that the intents' and the safety patterns
 compile with a bounded matching time, and the global conditions. A node is decoded and checked (`check_node`: targets, sources, slots, executor
-kind, end flag and its conditions) the first time it is read from `Program.nodes` (a
+kind, end flag, response kinds and its conditions) the first time it is read from `Program.nodes` (a
 `NodeList`); the source pointers and display texts the first time an entry is read from
 `Program.source_map` (a `SourceMap`). With the checksum verified, a node can only fail those
 checks in a hand-made file; `decode_ir(data, verify=True)` or `check_all` decodes and checks
@@ -67,9 +69,11 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 3  # 3: safety rules and patterns, the field nlu.safety (SPEC 10)
+FORMAT_VERSION = 4  # 4: every response is a list of variants (SPEC 9); 3: safety (SPEC 10)
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
+# The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
+RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 
 EXECUTOR_GENERAL, EXECUTOR_TASK, EXECUTOR_SKILL = 0, 1, 2
 EXECUTOR_NAMES = ("general", "task", "skill")
@@ -154,7 +158,7 @@ class Node(_Record):
     description: str
     executor: int
     end: int
-    responses: dict[str, str]
+    responses: dict[str, list[str]]  # kind (RESPONSE_KINDS) -> its variants, said in rotation
     collect_slots: list[int]
     required_slots: list[int]
     transitions: list[Transition]
@@ -385,8 +389,8 @@ def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
 
 def check_node(node: Node, index: int, nodes: NodeList) -> None:
     """The node at `index` is the one the directory names (so its executor kind is known), its
-    end flag is known, its indices point somewhere and its conditions are well formed and
-    typed (`check_condition`)."""
+    end flag is known, its indices point somewhere, its conditions are well formed and
+    typed (`check_condition`) and each of its responses is a known kind with variants."""
     if node.id != nodes.ids[index] or node.executor != nodes.executors[index]:
         raise _error(f"node {index} ({_name(nodes.ids[index])})",
                      "does not match the node directory")
@@ -400,6 +404,11 @@ def check_node(node: Node, index: int, nodes: NodeList) -> None:
     for s in (*node.collect_slots, *node.required_slots):
         if not 0 <= s < nodes.slot_count:
             raise _error(f"node {_name(node.id)}", f"names slot index {s}")
+    for kind, variants in node.responses.items():
+        if kind not in RESPONSE_KINDS or not variants:
+            problem = "has no variants" if kind in RESPONSE_KINDS else \
+                f"is not one of {', '.join(RESPONSE_KINDS)}"
+            raise _error(f"node {_name(node.id)} response {_shown(kind)}", problem)
 
 
 _EXECUTORS = frozenset(range(len(EXECUTOR_NAMES)))
