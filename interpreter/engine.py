@@ -6,8 +6,9 @@ decision for the output levels).
 After: each call reads the session once, decides with the pure `route_turn`, runs a skill
 if the node now speaking needs one, words the decision (`wording.nlg.speak`: the reply and
 the rotation of response variants after it, SPEC 9), appends the history, keeps that
-rotation and saves with the version it read (`VersionConflict` if another writer saved in between). Nothing is saved
-when anything raises, so a failed turn leaves the session as it was.
+rotation and saves with the version it read (`VersionConflict` if another writer saved in
+between). Nothing is saved when anything raises, so a failed turn leaves the session as it
+was.
 
 The opening (bot-first) is session turn 1 and node turn 1 of the start node: no NLU, no
 routing, the node's default sentence. With bot-first off `start` says nothing (`response`
@@ -269,4 +270,4 @@ class Engine:
             raise SessionNotFound(f"no session {session_id}; start it first")
         state = record[0]
         return replace(state, slots=dict(state.slots), skill_data=dict(state.skill_data),
-                       history=list(state.history))
+                       history=list(state.history), rotation=dict(state.rotation))

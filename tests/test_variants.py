@@ -3,22 +3,34 @@
 `variants.choose` is checked as a property (never the previous sentence when the chain holds
 another; a response says its variants in turn), then through the engine: stays and re-entries
 rotate, the first time says variant 0, the rotation is saved with the turn and only for
-responses with several variants, a variant equal to the previous reply is passed over.
+responses with several variants, a variant equal to the previous reply is passed over; last,
+what the compiler emits for variants, `mgc inspect` and `mgc schema`, and a hand-made IR file
+whose responses mgc would never write (one line, no traceback).
 """
 
 from __future__ import annotations
 
+import json
+
+import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from compiler.driver import check_source
+from compiler.render import inspect_data, inspect_text
+from compiler.schema import scenario_json_schema
+from interpreter import ir
 from interpreter.engine import Engine
+from interpreter.loader import load_program
+from interpreter.skills.registry import SkillRegistry
 from interpreter.state import decode_state, encode_state
 from interpreter.wording.nlg import MESSAGES, Reply, TemplateNLG, speak
 from interpreter.wording.variants import Candidates, choose, rotation_order
 
 from conftest import examples
-from irkit import ProgramBuilder, eq, nlu
+from irkit import ProgramBuilder, body_tree, eq, forge, nlu, senimate_like
 
+RESPONSES = [f.name for f in msgspec.structs.fields(ir.Node)].index("responses")
 SENTENCES = st.sampled_from(["가", "나", "다", "라", ""])
 CHAINS = st.lists(st.builds(Candidates, st.sampled_from([None, "n:default", "n:no_input"]),
                             st.lists(SENTENCES, max_size=4).map(tuple)), max_size=4)
@@ -210,8 +222,6 @@ def _opening(engine: Engine):
 
 @pytest.mark.parametrize("failed", [True, False])
 def test_a_failed_skill_puts_its_fallback_before_every_variant(failed):
-    from interpreter.skills.registry import SkillRegistry
-
     b = ProgramBuilder()
     b.node("hello", skill="weather", skill_args={"location": "atlantis" if failed else "서울"},
            fallback="날씨를 몰라요.", responses={"default": ["안녕하세요.", "반가워요."]}) \
@@ -224,3 +234,42 @@ def test_a_failed_skill_puts_its_fallback_before_every_variant(failed):
         assert (first, second) == ("날씨를 몰라요. 안녕하세요.", "날씨를 몰라요. 반가워요.")
     else:
         assert (first, second) == ("안녕하세요.", "반가워요.")
+
+
+# --- the compiler, the IR and the views ----------------------------------------------------------
+
+
+def test_variants_compile_to_lists_and_inspect_and_the_schema_show_both_forms():
+    scenario = {"metadata": {"name": "v", "language": "ko"}, "graph": {"entry": "a", "nodes": [
+        {"id": "a", "description": "a", "default_next": "b",
+         "responses": {"default": "하나뿐이에요.", "no_input": ["천천히요.", "괜찮아요."]}},
+        {"id": "b", "description": "b"}]}}
+    result = check_source("v.json", json.dumps(scenario, ensure_ascii=False))
+    assert not result.diagnostics
+    envelope, program = ir.decode_ir(result.ir_bytes())
+    assert program.nodes[0].responses == {"default": ["하나뿐이에요."],
+                                          "no_input": ["천천히요.", "괜찮아요."]}
+    text = inspect_text(inspect_data(envelope, program))
+    assert "says default:" in text and "says no_input 2/2:" in text and "괜찮아요." in text
+    forms = scenario_json_schema()["$defs"]["Responses"]["properties"]["no_input"]["anyOf"]
+    assert {"type": "string"} in forms
+    assert {"type": "array", "minItems": 1, "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1}} in forms
+
+
+@pytest.mark.parametrize("responses, problem", [
+    ({"default": []}, 'response "default" has no variants'),
+    ({"greeting": ["안녕"]}, 'response "greeting" is not one of default, no_input'),
+    ({"default": "안녕"}, "does not match this mgi's format"),  # a format-3 layout
+])
+def test_a_hand_made_node_with_unusable_responses_is_one_line(tmp_path, responses, problem):
+    body = body_tree(senimate_like().build())
+    body["nodes"][0][RESPONSES] = responses
+    path = tmp_path / "hand.ir"
+    path.write_bytes(forge(body))
+    with pytest.raises(ir.IRError) as info:
+        load_program(path, verify=True)
+    message = str(info.value)
+    assert problem in message and message.endswith("recompile with `mgc compile`"), message
+    assert len(message.splitlines()) == 1
+

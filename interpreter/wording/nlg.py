@@ -221,7 +221,8 @@ class TemplateNLG:
         """SPEC 9's order: the fallback's variants, the re-ask of the first missing slot, the
         default (never a closing node's farewell), then the common message."""
         kind = kind or "not_understood"
-        return [self._variants(table, kind, state, words), self._reask(runtime, table, state, words),
+        return [self._variants(table, kind, state, words),
+                self._reask(runtime, table, state, words),
                 *self._defaults(table, state, words), _common(runtime, kind)]
 
     def _speak_for(self, runtime: Runtime, table: NodeTable, state: DialogueState,
