@@ -88,11 +88,13 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
         return [_ENTRY_DECODER.decode(raw) for raw in self.history]
 
     def last_said(self) -> str | None:
-        """What the bot said last (None before it spoke, or with no history kept)."""
-        return _ENTRY_DECODER.decode(self.history[-1]).bot if self.history else None
+        """What the bot said last (None before it spoke, or with no history kept); only that
+        field of the entry is decoded (every reply reads it)."""
+        return _BOT_DECODER.decode(self.history[-1])[1] if self.history else None
 
 
 _ENTRY_DECODER = msgspec.msgpack.Decoder(HistoryEntry)
+_BOT_DECODER = msgspec.msgpack.Decoder(tuple[msgspec.Raw, str | None, msgspec.Raw, msgspec.Raw])
 _MSGPACK_ENCODER = msgspec.msgpack.Encoder()
 _MSGPACK_DECODER = msgspec.msgpack.Decoder(DialogueState)
 _JSON_DECODER = msgspec.json.Decoder(DialogueState)

@@ -25,7 +25,7 @@ from interpreter.loader import load_program
 from interpreter.skills.registry import SkillRegistry
 from interpreter.state import decode_state, encode_state
 from interpreter.wording.nlg import MESSAGES, Reply, TemplateNLG, speak
-from interpreter.wording.variants import Candidates, choose, rotation_order
+from interpreter.wording.variants import Candidates, choose, start_of
 
 from conftest import examples
 from irkit import ProgramBuilder, body_tree, eq, forge, nlu, senimate_like
@@ -66,12 +66,14 @@ def test_a_response_said_again_and_again_says_every_variant_in_turn(count, round
     assert rotation == ({} if count == 1 else {"n:default": (len(said) - 1) % count})
 
 
-def test_rotation_order_starts_after_the_variant_said_last():
+def test_a_response_starts_after_the_variant_said_last():
     three = Candidates("n:default", ("a", "b", "c"))
-    assert list(rotation_order(three, {})) == [0, 1, 2]
-    assert list(rotation_order(three, {"n:default": 1})) == [2, 0, 1]
-    assert list(rotation_order(three, {"n:default": 7})) == [2, 0, 1]  # fewer variants now
-    assert list(rotation_order(Candidates(None, ("a", "b")), {"n:default": 0})) == [0, 1]
+    assert start_of(three, {}) == 0
+    assert start_of(three, {"n:default": 1}) == 2
+    assert start_of(three, {"n:default": 2}) == 0
+    assert start_of(three, {"n:default": 7}) == 2  # a recompiled scenario with fewer variants
+    assert start_of(Candidates(None, ("a", "b")), {"n:default": 0}) == 0  # fixed: in order
+    assert choose([three], {"n:default": 1}, "c").text == "a"  # c was the reply before
 
 
 def test_a_variant_equal_to_the_previous_reply_is_passed_over_and_counted():

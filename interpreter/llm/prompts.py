@@ -427,6 +427,7 @@ def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
     if reference:
         parts.append(Part("reference", "Reference sentence (what this reply must convey; "
                                        f"reword it naturally, keep its meaning): {reference}"))
+    variants = [variant for variant in variants if variant]  # a variant left without words
     if len(variants) > 1:  # SPEC 9: every wording the scenario gives, as references
         listed = "\n".join(f"- {variant}" for variant in variants)
         parts.append(Part("variants", "The scenario words this in several ways (references "

@@ -40,7 +40,7 @@ are Korean or English after `program.language`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 import msgspec
 
@@ -129,8 +129,9 @@ def pending_confirmation(decision: Decision, state: DialogueState) -> PendingCon
 
 class Reply(msgspec.Struct, frozen=True):
     """A worded decision: the text, the session's rotation after it (`DialogueState.rotation`:
-    the engine saves it with the turn), and the variants of the response the text came from
-    (the references an LLM NLG rewords; empty when the text is no response with variants)."""
+    the engine saves it with the turn), and the variants of the response the text came from,
+    filled ("" for one left without words; the references an LLM NLG rewords; empty when
+    the text is no response with variants)."""
 
     text: str
     rotation: dict[str, int]
@@ -167,73 +168,74 @@ class TemplateNLG:
         choice = choose(chain, state.rotation, state.last_said(), prefix)
         self._said(choice, state)
         source = choice.source
-        variants = source.texts if source is not None and len(source.raw) > 1 else ()
-        return Reply(prefix + (choice.text or words["continue"]), choice.rotation,
-                     tuple(t for t in variants if t))
+        variants = tuple(source.texts) if source is not None and len(source.raw) > 1 else ()
+        return Reply(prefix + (choice.text or words["continue"]), choice.rotation, variants)
 
     def _said(self, choice: Choice, state: DialogueState) -> None:
         """Called with every choice (`mgi fuzz` audits what was said here)."""
 
     def _chain(self, decision: Decision, runtime: Runtime, state: DialogueState,
-               words: dict[str, str]) -> list[Candidates]:
+               words: dict[str, str]) -> Iterator[Candidates]:
+        """The candidates of the decision, best first; made as `choose` reads them (most
+        replies are the first), so the ones after the chosen one cost nothing."""
         kind = decision.kind
         if kind == COMPLETE:
             node = runtime.nodes[decision.handled_node]
-            return [self._variants(node, "complete", state, words), _common(runtime, "goodbye")]
-        if kind == OPEN:
-            opening = runtime.nodes[decision.handled_node]
-            return [*self._speak_for(runtime, opening, state, words),
-                    _common(runtime, "greeting")]
-        if kind == MOVE:
-            target = runtime.nodes[decision.next_node]
-            return [*self._speak_for(runtime, target, state, words),
-                    _common(runtime, "continue")]
-        table = runtime.nodes[decision.handled_node]
-        if kind == FALLBACK:
-            return self._reprompt(runtime, table, decision.fallback, state, words)
-        return self._stay(decision, runtime, table, state, words)
+            yield self._variants(node, "complete", state, words)
+            yield _common(runtime, "goodbye")
+        elif kind in (OPEN, MOVE):  # the opening node, or the target of the move
+            table = runtime.nodes[decision.handled_node if kind == OPEN else decision.next_node]
+            yield self._default(table, state, words)  # `_speak_for`, written out: every move
+            yield self._reask(runtime, table, state, words)
+            yield _common(runtime, "greeting" if kind == OPEN else "continue")
+        elif kind == FALLBACK:
+            yield from self._reprompt(runtime, runtime.nodes[decision.handled_node],
+                                      decision.fallback, state, words)
+        else:
+            yield from self._stay(decision, runtime, runtime.nodes[decision.handled_node],
+                                  state, words)
 
     def _stay(self, decision: Decision, runtime: Runtime, table: NodeTable,
-              state: DialogueState, words: dict[str, str]) -> list[Candidates]:
+              state: DialogueState, words: dict[str, str]) -> Iterator[Candidates]:
         if decision.tier == "safety":  # a hold keeps helping: the node's help, never a filler
-            return self._speak_for(runtime, table, state, words)
+            yield from self._speak_for(runtime, table, state, words)
+            return
         invalid = decision.slot_update.invalid if decision.slot_update is not None else ()
         if invalid:
             question = _ask(runtime, invalid[0], words)
-            return [Candidates(None, tuple(f"{said} {question}"
-                                           for said in _common(runtime, "invalid").texts))]
-        chain = [self._variants(table, "turn_limit", state, words)] \
-            if decision.turn_limit_reached else []
+            yield Candidates(None, tuple(f"{said} {question}"
+                                         for said in _common(runtime, "invalid").texts))
+            return
+        if decision.turn_limit_reached:
+            yield self._variants(table, "turn_limit", state, words)
         if decision.reason == "gate:required_slots" and decision.missing_slots:
             # the question, or it asked again; not the default, which may ask what is known
             question = _ask(runtime, decision.missing_slots[0], words)
-            again = words["ask_again"].replace("{question}", question)
-            return [*chain, Candidates(None, (question, again))]
-        if decision.fallback is not None:
-            return chain + self._reprompt(runtime, table, decision.fallback, state, words)
-        if table.is_end:  # staying at a closing node: never repeat the farewell
-            return [*chain, _common(runtime, "continue")]
-        return [*chain, *self._speak_for(runtime, table, state, words),
-                _common(runtime, "continue")]
+            yield Candidates(None, (question, words["ask_again"].replace("{question}", question)))
+        elif decision.fallback is not None:
+            yield from self._reprompt(runtime, table, decision.fallback, state, words)
+        elif table.is_end:  # staying at a closing node: never repeat the farewell
+            yield _common(runtime, "continue")
+        else:
+            yield from self._speak_for(runtime, table, state, words)
+            yield _common(runtime, "continue")
 
     def _reprompt(self, runtime: Runtime, table: NodeTable, kind: str | None,
-                  state: DialogueState, words: dict[str, str]) -> list[Candidates]:
+                  state: DialogueState, words: dict[str, str]) -> Iterator[Candidates]:
         """SPEC 9's order: the fallback's variants, the re-ask of the first missing slot, the
         default (never a closing node's farewell), then the common message."""
         kind = kind or "not_understood"
-        return [self._variants(table, kind, state, words),
-                self._reask(runtime, table, state, words),
-                *self._defaults(table, state, words), _common(runtime, kind)]
+        yield self._variants(table, kind, state, words)
+        yield self._reask(runtime, table, state, words)
+        if not table.is_end:
+            yield self._default(table, state, words)
+        yield _common(runtime, kind)
 
     def _speak_for(self, runtime: Runtime, table: NodeTable, state: DialogueState,
-                   words: dict[str, str]) -> list[Candidates]:
+                   words: dict[str, str]) -> Iterator[Candidates]:
         """What a node says when it speaks: its default, else the question it needs answered."""
-        return [self._default(table, state, words), self._reask(runtime, table, state, words)]
-
-    def _defaults(self, table: NodeTable, state: DialogueState,
-                  words: dict[str, str]) -> list[Candidates]:
-        """The default as an alternative to another sentence; none at a closing node."""
-        return [] if table.is_end else [self._default(table, state, words)]
+        yield self._default(table, state, words)
+        yield self._reask(runtime, table, state, words)
 
     def _default(self, table: NodeTable, state: DialogueState,
                  words: dict[str, str]) -> Candidates:
@@ -243,7 +245,7 @@ class TemplateNLG:
         if fallback and table.id == state.current_node and \
                 state.skill_status in ("failed", "timeout"):
             texts = tuple(f"{fallback} {said}".strip() for said in default.texts)
-            return default._replace(texts=texts or (fallback,))
+            return msgspec.structs.replace(default, texts=texts or (fallback,))
         return default
 
     def _reask(self, runtime: Runtime, table: NodeTable, state: DialogueState,
@@ -257,13 +259,14 @@ class TemplateNLG:
                   words: dict[str, str]) -> Candidates:
         """The node's `responses.KIND` variants, placeholders filled (skill data only where
         the skill ran: the current node)."""
-        texts = tuple(table.responses.get(kind, ()))
-        if any("{" in text for text in texts):
-            data = state.skill_data if table.id == state.current_node else {}
-            said = tuple(fill_placeholders(text, state.slots, data, words) for text in texts)
-        else:
-            said = texts
-        return Candidates(f"{table.id}:{kind}", said, texts)
+        texts = table.responses.get(kind, ())
+        said = texts
+        for text in texts:
+            if "{" in text:  # filled only where there is something to fill (the hot path)
+                data = state.skill_data if table.id == state.current_node else {}
+                said = [fill_placeholders(text, state.slots, data, words) for text in texts]
+                break
+        return Candidates(table.id + ":" + kind, said, texts)
 
 
 def _common(runtime: Runtime, key: str) -> Candidates:
