@@ -4,7 +4,8 @@ In: a scenario as a JSON dict (the source, never the IR) that the compiler accep
 user turns given as text plus a scripted NLU result (`{"intent", "dialogue_act", "slots",
 "confidence"}`, or None: not understood). Out: per turn a `Step` with the node the turn was
 handled in, where the session is now (None once complete), the reason code, completion and
-the slots after the turn. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
+the slots after the turn, and, when the oracle is given the common messages (`words`), the
+reply of the template NLG with its rotation of response variants (`oracle_wording`, SPEC 9). State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
 returns a new one and never changes its input), so a breadth-first search can branch on it.
 
 It imports nothing from `interpreter`: the tables (acts, defaults, operators) are written
@@ -41,7 +42,8 @@ Where SPEC is silent and the implementation had to be read (each is marked `IMPL
   current node otherwise), when it has not run in this visit; with bot-first off the entry's
   skill therefore first runs after turn 1 (`skill.status` is `none` while turn 1 routes).
   The built-in `weather` skill is `ok` for a known location of its offline table (default
-  location 서울), `failed` otherwise; an unknown skill is `failed`. (A run slower than
+  location 서울), with the location, summary and temperature as its data, `failed` otherwise
+  (with an `error`); an unknown skill is `failed`. (A run slower than
   `timeout_ms` is `timeout`; the weather table never is, so callers should not give skill
   nodes a tiny `timeout_ms` when they compare.)
 - global transition labels: `global:NAME` when the name is a non-empty string, else
@@ -58,12 +60,17 @@ from typing import Any
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or
 from compiler.diagnostics import Diagnostics
 from compiler.expressions import parse_expression
+from oracle_wording import Said, Wording
 
 ACTS = ("affirm", "deny", "inform", "question", "greet", "goodbye", "thank", "silence", "null")
 CATEGORIES = ("medical_emergency", "self_harm", "abuse")
 DEFAULT_CLOSING_ACTS = ("affirm", "goodbye", "thank", "silence")
 
-WEATHER_LOCATIONS = {"서울", "부산", "대구", "광주", "제주", "seoul", "busan", "london"}
+# IMPL: the offline table of the built-in weather skill (its `summary` and `temperature`).
+WEATHER = {"서울": ("맑고 포근해요", 21), "부산": ("구름이 조금 있고 선선해요", 19),
+           "대구": ("햇볕이 강하고 더워요", 27), "광주": ("흐리고 가끔 비가 와요", 18),
+           "제주": ("바람이 불고 흐려요", 17), "seoul": ("clear and mild", 21),
+           "busan": ("partly cloudy and cool", 19), "london": ("grey with light rain", 12)}
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
@@ -73,13 +80,15 @@ PATTERN_VALUE_LIMIT = 500  # README "Regular expressions": longer values are nev
 
 @dataclass(frozen=True)
 class Step:
-    """One turn as the oracle sees it (the fields the differential test compares)."""
+    """One turn as the oracle sees it (the fields the differential test compares); `response`
+    only when the oracle words the turns (`Oracle(..., words=...)`)."""
 
     node: str
     next_node: str | None
     reason: str
     complete: bool
     slots: dict
+    response: str | None = None
 
 
 # --- conditions ---------------------------------------------------------------------------
@@ -248,9 +257,10 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
 class Oracle:
     """SPEC 6.1/6.2 over a scenario dict; `start` and `turn` are pure functions of the state."""
 
-    def __init__(self, scenario: dict, detect=None):
+    def __init__(self, scenario: dict, detect=None, words: tuple[dict, dict] | None = None):
         graph = scenario["graph"]
         self.detect = detect or (lambda text: None)
+        self.language = scenario["metadata"].get("language", "ko")
         self.safety = {rule["category"]: rule["target"] for rule in graph.get("safety", [])}
         self.slots: dict[str, dict] = scenario.get("slots", {})
         self.intents = set(scenario.get("intents", {}))
@@ -262,6 +272,7 @@ class Oracle:
         self.globals = graph.get("global_transitions", [])
         self.ends = {node_id for node_id, node in self.nodes.items() if self._is_end(node)}
         self._params: dict[str, dict] = {}
+        self.wording = Wording(self, *words) if words is not None else None
 
     @staticmethod
     def _is_end(node: dict) -> bool:
@@ -289,23 +300,33 @@ class Oracle:
         state = {"node": self.entry, "previous": None, "node_turns": int(speaks),
                  "session_turns": int(speaks), "no_input": 0, "not_understood": 0,
                  "retries": 0, "turn_limit": False, "slots": {}, "pending": None,
-                 "skill": "none", "complete": False}
+                 "skill": "none", "skill_data": {}, "complete": False, "rotation": {},
+                 "said": None}
+        response = None
         if speaks:
-            state["skill"] = self.skill_status(self.entry)
-        return state, Step(self.entry, self.entry, "opening", False, {})
+            state["skill"], state["skill_data"] = self.skill_result(self.entry)
+            if self.wording is not None:
+                response = self.wording.reply(state, Said("open", self.entry))
+        return state, Step(self.entry, self.entry, "opening", False, {}, response)
 
     def skill_status(self, node_id: str) -> str:
+        return self.skill_result(node_id)[0]
+
+    def skill_result(self, node_id: str) -> tuple[str, dict]:
+        """(status, data) of the node's skill (IMPL: the built-in weather skill's data)."""
         params = self.nodes[node_id].get("params", {})
         skill = params.get("skill")
         if skill is None:
-            return "none"
+            return "none", {}
         if skill != "weather":
-            return "failed"
+            return "failed", {"error": "unknown skill"}
         location = params.get("skill_args", {}).get("location") or "서울"
         if not isinstance(location, str):
-            return "failed"
-        known = location in WEATHER_LOCATIONS or location.strip().lower() in WEATHER_LOCATIONS
-        return "ok" if known else "failed"
+            return "failed", {"error": "location must be text"}
+        row = WEATHER.get(location) or WEATHER.get(location.strip().lower())
+        if row is None:
+            return "failed", {"location": location, "error": "unknown location"}
+        return "ok", {"location": location, "summary": row[0], "temperature": row[1]}
 
     # --- 6.2 ------------------------------------------------------------------------------
 
@@ -329,9 +350,10 @@ class Oracle:
             act = "inform"  # IMPL: a crisis was understood, never "I did not understand"
         return act, intent, dict(nlu.get("slots") or {}), safety
 
-    def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool]:
-        """(slots, pending, asked): step 2's slot part."""
-        slots, pending, asked = dict(state["slots"]), state["pending"], False
+    def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool, list]:
+        """(slots, pending, asked, the slots whose value failed validation): step 2's slot
+        part."""
+        slots, pending, asked, invalid = dict(state["slots"]), state["pending"], False, []
         if pending is not None and act not in ("silence", "null"):
             if act == "affirm":
                 slots[pending[0]] = pending[1]
@@ -343,6 +365,7 @@ class Oracle:
                 continue
             ok, value = check_slot_value(self.slots[name], value)
             if not ok:
+                invalid += [name] if name not in invalid else []
                 continue
             old = slots.get(name)
             policy = self.slots[name].get("on_conflict", "overwrite")
@@ -353,7 +376,7 @@ class Oracle:
                 pass
             elif pending is None:  # confirm: ask before replacing (one question at a time)
                 pending, asked = (name, value), True
-        return slots, pending, asked
+        return slots, pending, asked, invalid
 
     def turn(self, state: dict, text: str, nlu: dict | None) -> tuple[dict, Step]:
         if state["complete"]:
@@ -361,7 +384,8 @@ class Oracle:
         here = state["node"]
         params = self.params(here)
         act, intent, extracted, safety = self.read_nlu(text, nlu)
-        slots, pending, asked = self.fill_slots(state, act, extracted if act != "silence" else {})
+        slots, pending, asked, invalid = self.fill_slots(
+            state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
         new = dict(state, session_turns=state["session_turns"] + 1, node_turns=node_turns,
                    slots=slots, pending=pending,
@@ -369,6 +393,10 @@ class Oracle:
                    not_understood=state["not_understood"] + 1 if act == "null" else 0)
         fallback = act in ("silence", "null")
         retries = state["retries"] if fallback else 0
+        missing = [s for s in self.required(here) if slots.get(s) is None]
+        said = Said("", here, fallback=("no_input" if act == "silence" else "not_understood")
+                    if fallback else None, missing=tuple(missing), invalid=tuple(invalid),
+                    confirm=(*pending, slots.get(pending[0])) if asked else None)
         if safety in self.safety:  # SPEC 10: first, before the fallback policy and Action END
             new["retries"] = retries
             new["turn_limit"] = state["turn_limit"] or (
@@ -376,22 +404,23 @@ class Oracle:
                 and node_turns >= params["max_turns"])
             target = self.safety[safety]
             kind = "stay" if target == here else "move"
-            return self._after(new, here, kind, target, "safety:" + safety)
+            return self._after(new, kind, target, "safety:" + safety,
+                               said._replace(safety=True))
         if fallback and retries < params["retries"]:  # step 4: re-prompt
             new["retries"] = retries + 1
-            kind = "no_input" if act == "silence" else "not_understood"
-            return self._after(new, here, "stay", here, "fallback:" + kind)
+            still = (*pending, slots.get(pending[0])) if pending is not None else None
+            return self._after(new, "stay", here, "fallback:" + said.fallback,
+                               said._replace(confirm=said.confirm or still))
         new["retries"] = retries
         limit_hit = (params["limit_on"] and params["max_turns"] is not None
                      and node_turns >= params["max_turns"])
         if limit_hit and here in self.ends:  # step 5 at an end node: Action END
-            return self._after(new, here, "complete", None, "action_end")
+            return self._after(new, "complete", None, "action_end", said)
         new["turn_limit"] = state["turn_limit"] or limit_hit
-        missing = [s for s in self.required(here) if slots.get(s) is None]
         facts = self.facts(new, text, nlu, act, intent, fallback, missing)
         facts["nlu.safety"] = safety or "none"
         kind, target, reason = self.route(here, facts, new["turn_limit"], missing, asked)
-        return self._after(new, here, kind, target, reason)
+        return self._after(new, kind, target, reason, said)
 
     def facts(self, new: dict, text: str, nlu: dict | None, act: str, intent: str | None,
               fallback: bool, missing: list) -> dict:
@@ -441,17 +470,21 @@ class Oracle:
             return "complete", None, "terminal"
         return "stay", here, "no_route"
 
-    def _after(self, new: dict, here: str, kind: str, target: str | None,
-               reason: str) -> tuple[dict, Step]:
-        """Step 7 (the move and its resets), then the skill of the node that now speaks."""
+    def _after(self, new: dict, kind: str, target: str | None, reason: str,
+               said: Said) -> tuple[dict, Step]:
+        """Step 7 (the move and its resets), the skill of the node that now speaks, then the
+        reply (when the oracle words turns)."""
+        here = said.here
+        said = said._replace(kind="fallback" if reason.startswith("fallback:") else kind,
+                             target=target, reason=reason, turn_limit=new["turn_limit"])
         if kind == "complete":
             new["complete"] = True
             new["complete_reason"] = reason
         elif kind == "move":
             new.update(node=target, previous=here, node_turns=0, retries=0,
-                       turn_limit=False, skill="none")
+                       turn_limit=False, skill="none", skill_data={})
         if not new["complete"] and new["skill"] == "none":
-            new["skill"] = self.skill_status(new["node"])
+            new["skill"], new["skill_data"] = self.skill_result(new["node"])
+        response = self.wording.reply(new, said) if self.wording is not None else None
         return new, Step(here, None if kind == "complete" else new["node"], reason,
-                         kind == "complete", dict(new["slots"]))
-
+                         kind == "complete", dict(new["slots"]), response)

@@ -4,7 +4,9 @@ The oracle is a second, deliberately simple implementation of SPEC 6.1/6.2 that 
 scenario JSON directly. Each example compiles a scenario with `check_source` (scenarios with
 errors are not used), starts a session on the real `Engine` and on the oracle, feeds both
 the same turns (the NLU result given with each turn, as `mgi run --json --nlu scripted`
-does) and requires node, next node, reason, completion and slots to agree on every turn.
+does) and requires node, next node, reason, completion, slots and the response (the
+oracle words each turn again, rotation of response variants and re-prompt order included,
+SPEC 9) to agree on every turn.
 A divergence fails with the scenario, the turns so far and both readings of the turn.
 
 Scenarios: the shipped ones, two hand-written ones that pack confirmations, `keep`, patterns,
@@ -33,6 +35,7 @@ from interpreter.engine import Engine
 from interpreter.ir import decode_ir
 from interpreter.loader import Runtime
 from interpreter.skills import SkillRegistry
+from interpreter.wording.nlg import AGAIN, MESSAGES
 from conftest import examples
 from oracle import Oracle
 from strategies import turn_sequences, valid_scenarios
@@ -79,6 +82,7 @@ def compile_runtime(scenario: dict) -> Runtime | None:
 
 
 SKILLS = SkillRegistry.default()  # looking for plug-ins costs ~15 ms: once, not per engine
+WORDS = (MESSAGES, AGAIN)  # the common sentences are data the oracle is given, not rules
 
 
 def new_engine(runtime: Runtime, **options) -> Engine:
@@ -93,15 +97,16 @@ def ticking_clock():
 
 
 def row(result) -> tuple:
-    """The compared part of a turn: node, next node, reason, completion, slots."""
-    return (result.node, result.next_node, result.reason, result.complete, result.slots)
+    """The compared part of a turn: node, next node, reason, completion, slots, response."""
+    return (result.node, result.next_node, result.reason, result.complete, result.slots,
+            result.response)
 
 
 def describe(scenario: dict, turns: list, index: int, engine_row, oracle_row) -> str:
     shown = json.dumps(scenario, ensure_ascii=False)
     where = "opening" if index < 0 else \
         f"turn {index + 1} {json.dumps(turns[index], ensure_ascii=False)}"
-    names = ("node", "next_node", "reason", "complete", "slots")
+    names = ("node", "next_node", "reason", "complete", "slots", "response")
     differ = [f"  {name}: engine {e!r} / oracle {o!r}"
               for name, e, o in zip(names, engine_row, oracle_row) if e != o]
     return "\n".join([f"first divergence at the {where}", *differ,
@@ -113,7 +118,7 @@ def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None) -> lis
     """Run the engine and the oracle together; assert agreement turn by turn."""
     runtime = compile_runtime(scenario)
     assert runtime is not None
-    engine, oracle = new_engine(runtime), Oracle(scenario, runtime.safety.detect)
+    engine, oracle = new_engine(runtime), Oracle(scenario, runtime.safety.detect, WORDS)
     opened = engine.start("s", bot_first=bot_first)
     state, step = oracle.start(bot_first)
     assert row(opened) == row(step), describe(scenario, turns, -1, row(opened), row(step))
@@ -276,6 +281,39 @@ HAND_WRITTEN["safety_first"] = {
     },
 }
 
+HAND_WRITTEN["variants"] = {  # SPEC 9: rotation, re-prompt order, gates, invalid, confirm
+    "metadata": {"name": "variants", "language": "ko"},
+    "intents": {"bye": {"description": "wants to end"}},
+    "slots": {
+        "name": {"policy": "required", "value_type": "string", "min_length": 2,
+                 "question": "성함이요?"},
+        "age": {"policy": "optional", "value_type": "integer", "min": 0, "max": 130,
+                "on_conflict": "confirm", "question": "연세는요?"},
+    },
+    "graph": {
+        "entry": "ask", "bot_first": True,
+        "global_transitions": [{"name": "bye", "target": "closing",
+                                "condition": 'nlu.intent == "bye"'}],
+        "nodes": [
+            {"id": "ask", "description": "ask", "collect_slots": ["name", "age"],
+             "params": {"max_fallback_retries": 3},
+             "responses": {"default": ["이름을 알려 주세요.", "{slots.age}세시군요. 이름은요?"],
+                           "no_input": ["천천히요.", "괜찮아요."]},
+             "default_next": "chat"},
+            {"id": "chat", "description": "chat", "params": {"max_turns": 4},
+             "responses": {"default": ["{slots.name}님, 반가워요.", "더 들려주세요.", "그렇군요."],
+                           "not_understood": "네?",
+                           "turn_limit": ["이제 정리할까요?", "마무리해도 될까요?"]},
+             "next_nodes": [{"target": "chat", "condition": 'nlu.dialogue_act == "greet"'},
+                            {"action": "stay"}]},
+            {"id": "closing", "description": "bye", "terminal": True,
+             "params": {"max_fallback_retries": 0},
+             "responses": {"default": "안녕히 가세요.", "complete": ["또 만나요.", "건강하세요."]},
+             "next_nodes": [{"target": "chat", "condition": "system.conversation_resuming"}]},
+        ],
+    },
+}
+
 FIXED = {**SHIPPED, **HAND_WRITTEN}
 
 
@@ -382,3 +420,39 @@ def test_scripted_conversations_agree(name):
     scenario, turns, reasons = SCRIPTS[name]
     rows = run_side_by_side(comparable(HAND_WRITTEN[scenario]), turns, None)
     assert [r[2] for r in rows] == reasons
+
+
+WORDED_TURNS = [  # (turn, the reply both must give), worked out by hand from SPEC 9
+    (say(), "성함이요?"),  # a gate asks the missing slot ...
+    (say(), "다시 한번 여쭤볼게요. 성함이요?"),  # ... never twice in the same words
+    (SILENCE, "천천히요."), (SILENCE, "괜찮아요."), (SILENCE, "천천히요."),  # no_input in turn
+    (say(slots={"age": 200}), "말씀하신 내용을 확인하지 못했어요. 연세는요?"),
+    (say(slots={"age": 200}), "죄송해요, 그 답으로는 아직 확인이 어려워요. 연세는요?"),
+    (say(slots={"age": 70}), "성함이요?"),
+    (say(slots={"age": 71}), "앞서 말씀하신 70을(를) 71(으)로 바꿀까요? 성함이요?"),
+    (say("affirm"), "성함이요?"),  # the reply before held a question first: not a repeat
+    (say(slots={"name": "김철수"}), "김철수님, 반가워요."),  # a move: variant 0 first
+    (say(), "더 들려주세요."),  # a stay: the next variant
+    (say(None), "네?"),
+    (say(None), "그렇군요."),  # one not_understood, said: no re-ask here, so the default
+    (say(), "이제 정리할까요?"), (say(), "마무리해도 될까요?"), (say(), "이제 정리할까요?"),
+    (say("greet"), "김철수님, 반가워요."),  # a re-entry goes on with the rotation
+    (say(intent="bye"), "안녕히 가세요."),
+    (say(None), "더 들려주세요."),  # resumed from the closing node: chat's next variant
+    (say(intent="bye"), "안녕히 가세요."),
+    (say("thank"), "또 만나요."),
+]
+
+
+def test_the_worded_conversation_agrees_with_the_hand_worked_replies():
+    """SPEC 9 on a hand-written scenario: rotation per response key, the re-prompt order, the
+    gate's second wording, both invalid messages, a confirmation first, and completion."""
+    scenario = comparable(HAND_WRITTEN["variants"])
+    runtime = compile_runtime(scenario)
+    engine = new_engine(runtime)
+    assert engine.start("s").response == "이름을 알려 주세요."
+    replies = [engine.turn("s", turn["user"], turn.get("nlu")).response
+               for turn, _ in WORDED_TURNS]
+    assert replies == [said for _, said in WORDED_TURNS]
+    run_side_by_side(scenario, [turn for turn, _ in WORDED_TURNS], None)
+    assert engine.session("s").complete
