@@ -37,6 +37,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E108": (ERROR, "invalid profile declaration, slot default or list slot"),
     "E109": (ERROR, "transient node that may not leave"),
     "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
+    "E111": (ERROR, "invalid response variants (empty list, empty or repeated variant)"),
     "E201": (ERROR, "unknown condition field"),
     "E202": (ERROR, "unknown operator"),
     "E203": (ERROR, "operator not applicable to the field's type"),

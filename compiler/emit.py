@@ -23,7 +23,6 @@ from .slotdefs import build_slot
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
 
-RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 
 
 class _Interner:
@@ -130,7 +129,7 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
     params = node.params
     collect = [names.slots[s] for s in node.collect_slots]
     required = [names.slots[s] for s in node.collect_slots if scenario.slots[s].policy == "required"]
-    responses = {kind: getattr(node.responses, kind) for kind in RESPONSE_KINDS
+    responses = {kind: variants(getattr(node.responses, kind)) for kind in ir.RESPONSE_KINDS
                  if getattr(node.responses, kind) is not None}
     return ir.Node(
         id=node.id, name=node.name or node.id, description=node.description,
@@ -143,6 +142,11 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
         transient=node.transient, skip_if_filled=params.skip_if_filled,
         clear_slots=cleared_slots(params.clear_slots, names),
     )
+
+
+def variants(response: str | list[str]) -> list[str]:
+    """A response as the IR holds it: its variants, a plain string being a list of one."""
+    return [response] if isinstance(response, str) else list(response)
 
 
 def cleared_slots(cleared, names: _Interner) -> list[int]:

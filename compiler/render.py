@@ -13,6 +13,8 @@ import json
 from interpreter import ir
 from interpreter.graph import ANY_NODE, dot, edges, mermaid, node_label, safety_edges
 
+from .diagnostics import printable
+
 __all__ = ["ANY_NODE", "dot", "edges", "inspect_data", "inspect_text", "mermaid", "node_label",
            "safety_edges"]
 
@@ -52,6 +54,7 @@ def _node_data(program: ir.Program, node: ir.Node) -> dict:
         "end": ir.END_NAMES[node.end] or None,
         "collect_slots": [program.slots[i].name for i in node.collect_slots],
         "required_slots": [program.slots[i].name for i in node.required_slots],
+        "responses": {kind: list(texts) for kind, texts in node.responses.items()},
         "transitions": [_rule_data(program, t) for t in node.transitions],
         "transient": node.transient, "skip_if_filled": node.skip_if_filled,
         "clear_slots": [program.slots[i].name for i in node.clear_slots],
@@ -63,6 +66,16 @@ def _rule_data(program: ir.Program, rule) -> dict:
     target = "(stay)" if rule.target == ir.STAY else program.nodes[rule.target].id
     return {"label": entry.label, "target": target, "condition": entry.display or None,
             "at": entry.pointer}
+
+
+def _response_lines(responses: dict[str, list[str]]) -> list[str]:
+    """`says KIND: TEXT`, one line a variant (numbered when there are several, SPEC 9)."""
+    lines = []
+    for kind, texts in responses.items():
+        for i, text in enumerate(texts):
+            label = kind if len(texts) == 1 else f"{kind} {i + 1}/{len(texts)}"
+            lines.append(f"    says {label + ':':<20} {printable(' '.join(text.split()))}")
+    return lines
 
 
 def _task_lines(data: dict) -> list[str]:
@@ -112,6 +125,7 @@ def inspect_text(data: dict) -> str:
         end = f", end ({node['end']})" if node["end"] else ""
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""
         out.append(f"\n  {node['id']} [{node['executor']}{end}{slots}{_node_flags(node)}]")
+        out += _response_lines(node["responses"])
         for rule in node["transitions"]:
             when = f" when {rule['condition']}" if rule["condition"] else ""
             out.append(f"    {rule['label']:<16} -> {rule['target']}{when}")

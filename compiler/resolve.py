@@ -6,8 +6,9 @@ table (`next_nodes`, then `default_next`) whose targets are resolved and whose c
 lowered and type-checked, the global transitions likewise, and which slots and intents are
 used (for W405), and the `graph.safety` rules (SPEC 10: E110 for an unknown or repeated
 category, E103 for an unknown target; `safety.patterns` categories E110, their regexes E012
-like intent patterns). Every problem is reported once: a node id rejected by the schema (not an
-identifier) is kept as written, so a reference to it is not reported again as unknown; with
+like intent patterns), and each node's response variants (SPEC 9: E111 for an empty list,
+an empty variant or one repeated; the placeholders of every variant, E105). Every problem is
+reported once: a node id rejected by the schema (not an identifier) is kept as written, so a reference to it is not reported again as unknown; with
 no nodes at all (reported by the schema) targets and the entry are not checked.
 """
 
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from interpreter import patterns
-from interpreter.ir import ACTS, INT_MAX, INT_MIN, SAFETY_CATEGORIES, SAFETY_REASON, fits_int64
+from interpreter.ir import (ACTS, INT_MAX, INT_MIN, RESPONSE_KINDS, SAFETY_CATEGORIES,
+                            SAFETY_REASON, fits_int64)
 
 from .condition_ast import Condition, Leaf, leaves
 from .conditions import lower_condition, print_condition
@@ -29,7 +31,6 @@ from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")
-RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 
 
@@ -226,6 +227,8 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
     if node.params is not None:  # None: not an object, reported by the schema pass
         check_params(node, path, diags)
         check_cleared(node, path, model, slots, diags)
+    if node.responses is not None:
+        check_variants(node, path, diags)
     if node.responses is not None and node.params is not None:
         check_placeholders(node, path, model, env, diags, skill_fed)
     if node.transient:
@@ -309,13 +312,51 @@ def record_usage(condition: Condition, model: Model) -> None:
             model.used_intents.update(v for v in values if isinstance(v, str))
 
 
+def check_variants(node: NodeDef, path: str, diags: Diagnostics) -> None:
+    """E111 for a list of response variants that is empty, or holds an empty variant or the
+    same variant twice (SPEC 9: each is said in turn, so each must be a sentence of its own)."""
+    for kind in RESPONSE_KINDS:
+        variants = getattr(node.responses, kind)
+        if not isinstance(variants, list):
+            continue
+        kind_path = join(path, "responses", kind)
+        if not variants:
+            diags.report("E111", f"responses.{kind} is an empty list of variants", kind_path,
+                         hint="write at least one sentence, or leave the key out")
+        seen: dict[str, int] = {}
+        for i, text in enumerate(variants):
+            said = text.strip()
+            if not said:
+                diags.report("E111", f"variant {i} of responses.{kind} is empty",
+                             join(kind_path, i), hint="write the sentence, or remove the variant")
+            elif said in seen:
+                diags.report("E111", f"variant {i} of responses.{kind} repeats variant "
+                             f"{seen[said]}", join(kind_path, i),
+                             hint="variants are said in turn: word this one differently, or "
+                                  "remove it")
+            else:
+                seen[said] = i
+
+
+def response_texts(node: NodeDef) -> list[tuple[tuple, str]]:
+    """(path below the node, text) of every response variant, a plain string as one."""
+    texts = []
+    for kind in RESPONSE_KINDS:
+        value = getattr(node.responses, kind)
+        if isinstance(value, str):
+            texts.append((("responses", kind), value))
+        elif isinstance(value, list):
+            texts += [(("responses", kind, i), text) for i, text in enumerate(value)]
+    return texts
+
+
 def check_placeholders(node: NodeDef, path: str, model: Model, env: ConditionEnv,
                        diags: Diagnostics, skill_fed: bool = False) -> None:
     """Every placeholder of the node's responses, fallback and skill argument texts names a
     declared slot or profile field; `{skill.data.KEY}` only where a skill result is readable
     (a skill node, or where a transient skill node leads: `skill_fed`) and not in the
     arguments of the skill that makes it."""
-    texts = [(("responses", kind), getattr(node.responses, kind)) for kind in RESPONSE_KINDS]
+    texts = response_texts(node)
     texts.append((("params", "fallback"), node.params.fallback))
     texts += argument_texts(node.params.skill_args)
     slots, profile = env.names("slots"), Names(env.profile)

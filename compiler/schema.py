@@ -101,12 +101,20 @@ class ProfileFieldDef(_Schema, kw_only=True):
     pattern: str | None = None
 
 
+# A response (SPEC 9): one sentence, or a list of variants said in rotation. What the schema
+# of editors adds (at least one variant, none empty, none twice) is checked by the resolver
+# (E111), so the decoder itself takes any list of strings.
+Variants = Annotated[list[Annotated[str, Meta(extra_json_schema={"minLength": 1})]],
+                     Meta(extra_json_schema={"minItems": 1, "uniqueItems": True})]
+Response = str | Variants | None
+
+
 class Responses(_Schema, kw_only=True):
-    default: str | None = None
-    no_input: str | None = None
-    not_understood: str | None = None
-    turn_limit: str | None = None
-    complete: str | None = None
+    default: Response = None
+    no_input: Response = None
+    not_understood: Response = None
+    turn_limit: Response = None
+    complete: Response = None
 
 
 class Params(_Schema, kw_only=True):
@@ -427,6 +435,8 @@ def _placeholder(struct_type: type) -> Any:
 def _type_hint(base: Any, raw: Any) -> str | None:
     """What to write instead, for the common E012 mistakes."""
     args = typing.get_args(base)
+    if base == Response:
+        return "write a sentence in quotes, or a list of sentences said in turn"
     if isinstance(raw, int) and not fits_int64(raw):
         return INT_RANGE_HINT
     if base is str and isinstance(raw, str):  # only node ids have a pattern

@@ -4,9 +4,11 @@ In: a `Runtime`, an NLU, an NLG, a `SessionStore` and a skill registry; then `st
 `turn` calls. Out: one `TurnResult` per turn (the JSON-lines fields of SPEC 7 plus the
 decision for the output levels).
 After: each call reads the session once, decides with the pure `route_turn`, runs a skill
-if the node now speaking needs one, words the decision, appends the history and saves with
-the version it read (`VersionConflict` if another writer saved in between). Nothing is saved
-when anything raises, so a failed turn leaves the session as it was.
+if the node now speaking needs one, words the decision (`wording.nlg.speak`: the reply and
+the rotation of response variants after it, SPEC 9), appends the history, keeps that
+rotation and saves with the version it read (`VersionConflict` if another writer saved in
+between). Nothing is saved when anything raises, so a failed turn leaves the session as it
+was.
 
 The opening (bot-first) is session turn 1 and node turn 1 of the start node: no NLU, no
 routing, the node's default sentence. With bot-first off `start` says nothing (`response`
@@ -33,7 +35,7 @@ from . import ir
 from .executors import (ExecutorOutcome, action_id, action_node, needs_skill_run,
                         run_node_skill)
 from .loader import Runtime
-from .wording.nlg import NLG, RenderContext, TemplateNLG
+from .wording.nlg import NLG, RenderContext, TemplateNLG, speak
 from .understanding.nlu import NLU, NLUContext, NLUResult, ScriptedNLU, nlu_result
 from .understanding.safety import merge
 from .routing import (KNOWN_ACTS, MOVE, Decision, RoutingError, crossed_slots, entry_route,
@@ -231,9 +233,11 @@ class Engine:
             if needs_skill_run(table, state):
                 state = run_node_skill(runtime, self.skills, table, state)
             decision = opening_decision(runtime, state)
-            response = self.nlg.render(decision, RenderContext(runtime, state))
+            reply = speak(self.nlg, decision, RenderContext(runtime, state))
+            response = reply.text
             entry = (None, response, table.id, "opening")
-            state = replace(state, history=append_history([], entry, self.history_limit))
+            state = replace(state, history=append_history([], entry, self.history_limit),
+                            rotation=reply.rotation)
         else:
             decision = opening_decision(runtime, state)
         self.store.put(state, 0)
@@ -274,12 +278,13 @@ class Engine:
             new = decision.state
             if needs_skill_run(speaker, new):
                 new = run_node_skill(runtime, self.skills, speaker, new)
-            response = self.nlg.render(decision, RenderContext(runtime, new))
+            reply = speak(self.nlg, decision, RenderContext(runtime, new))
         except (RoutingError, ir.IRError) as error:  # IRError: a damaged node, first read now
             raise EngineError(str(error)) from None
+        response = reply.text
         new = replace(new, history=append_history(
             new.history, (text, response, handled.id, decision.reason), self.history_limit),
-            updated_at=now, version=version + 1)
+            rotation=reply.rotation, updated_at=now, version=version + 1)
         self.store.put(new, version)
         turn = self._result(text, result, decision, new, handled.id, response)
         turn.safety_source = found_by
@@ -374,4 +379,4 @@ class Engine:
             raise SessionNotFound(f"no session {session_id}; start it first")
         state = record[0]
         return replace(state, slots=dict(state.slots), skill_data=dict(state.skill_data),
-                       history=list(state.history))
+                       history=list(state.history), rotation=dict(state.rotation))

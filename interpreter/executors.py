@@ -54,13 +54,14 @@ def missing_slots(table: NodeTable, slots: dict[str, Any]) -> tuple[int, ...]:
         return ()
     return tuple(index for index, name, least in
                  zip(table.required, table.required_names, table.required_mins)
-                 if (value := slots.get(name)) is None or (least and len(value) < least))
+                 if (value := slots.get(name)) is None or value == [] or (
+                     least and len(value) < least))
 
 
 def all_collected(table: NodeTable, slots: dict[str, Any]) -> bool:
     """Whether every collect slot of the node is known (SPEC 8.3 `skip:filled`)."""
-    return all((value := slots.get(name)) is not None and not (least and len(value) < least)
-               for name, least in zip(table.collect_names, table.collect_mins))
+    return all((value := slots.get(name)) is not None and value != [] and not (
+        least and len(value) < least) for name, least in zip(table.collect_names, table.collect_mins))
 
 
 def assess_node(table: NodeTable, node_turns: int, slots: dict[str, Any]) -> Assessment:

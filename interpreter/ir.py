@@ -5,13 +5,16 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 3): the magic `MGIR`, the format version as two big-endian bytes, then
+File layout (format 4): the magic `MGIR`, the format version as two big-endian bytes, then
 one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
 the SHA-256 of the body and the body: a MessagePack `Body`, the program with each node kept as
 its own MessagePack blob, a node directory beside them (every node's id and executor kind),
 the source map in two columns (the labels, then one blob of pointers and display texts), and
 the safety rules and patterns (SPEC 10). Format 3 added those and the field `nlu.safety`
-(which moved the later field indices): a format-2 file is refused (recompile it).
+(which moved the later field indices); format 4 the task parts (SPEC 8: the profile, slot
+defaults and lists, transient nodes, `clear_slots`, two system fields) and made every node
+response a list of variants (SPEC 9: a plain string in the scenario is a list of one). An
+older file is refused (recompile it).
 
 Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
 body, decodes the program header, slots, intents, global transitions, the node directory and
@@ -68,9 +71,12 @@ from .names import name_problem
 
 MAGIC = b"MGIR"
 FORMAT_VERSION = 4  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
-# transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds
+# transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
+# every response a list of variants (SPEC 9)
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
+# The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
+RESPONSE_KINDS = ("default", "no_input", "not_understood", "turn_limit", "complete")
 
 EXECUTOR_GENERAL, EXECUTOR_TASK, EXECUTOR_SKILL = 0, 1, 2
 EXECUTOR_NAMES = ("general", "task", "skill")
@@ -160,7 +166,7 @@ class Node(_Record):
     description: str
     executor: int
     end: int
-    responses: dict[str, str]
+    responses: dict[str, list[str]]  # kind (RESPONSE_KINDS) -> its variants, said in rotation
     collect_slots: list[int]
     required_slots: list[int]
     transitions: list[Transition]
@@ -402,8 +408,8 @@ def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
 
 def check_node(node: Node, index: int, nodes: NodeList) -> None:
     """The node at `index` is the one the directory names (so its executor kind is known), its
-    end flag is known, its indices point somewhere and its conditions are well formed and
-    typed (`check_condition`)."""
+    end flag is known, its indices point somewhere, its conditions are well formed and
+    typed (`check_condition`) and each of its responses is a known kind with variants."""
     if node.id != nodes.ids[index] or node.executor != nodes.executors[index]:
         raise _error(f"node {index} ({_name(nodes.ids[index])})",
                      "does not match the node directory")
@@ -417,6 +423,11 @@ def check_node(node: Node, index: int, nodes: NodeList) -> None:
     for s in (*node.collect_slots, *node.required_slots, *node.clear_slots):
         if not 0 <= s < nodes.slot_count:
             raise _error(f"node {_name(node.id)}", f"names slot index {s}")
+    for kind, variants in node.responses.items():
+        if kind not in RESPONSE_KINDS or not variants:
+            problem = "has no variants" if kind in RESPONSE_KINDS else \
+                f"is not one of {', '.join(RESPONSE_KINDS)}"
+            raise _error(f"node {_name(node.id)} response {_shown(kind)}", problem)
 
 
 _EXECUTORS = frozenset(range(len(EXECUTOR_NAMES)))

@@ -9,7 +9,13 @@ Nodes are stored by id, not index, so a recompiled scenario keeps sessions valid
 still exists. The history is bounded (`HISTORY_LIMIT` entries) so a stored session stays small,
 and each entry is kept as its own MessagePack bytes: every turn writes the history but hardly
 any reads it, and decoding a full history of Korean text costs more than the rest of a turn.
-`state.entries()` (or `history_entries`) gives the decoded `HistoryEntry`s.
+`state.entries()` (or `history_entries`) gives the decoded `HistoryEntry`s, `state.last_said()`
+the bot's previous sentence alone.
+
+`rotation` is where each response with variants stands in its rotation (SPEC 9): the index
+of the variant said last, keyed `NODE:KIND`, for the responses with more than one variant
+that were said in this session (`wording.nlg` reads and advances it; a key that was never
+said is absent, so a session without variants stores nothing).
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
     complete: bool = False
     complete_reason: str | None = None
     focus: bool = False  # `--node` mode: routing is reported, never followed
+    rotation: dict[str, int] = {}  # "NODE:KIND" -> the variant said last (SPEC 9)
     profile: dict[str, Any] = {}  # validated at start, never changed (SPEC 8.1)
     actions: list[ActionRecord] = []  # completed skill runs, newest last (SPEC 8.4)
     history: list[bytes] = []  # encoded HistoryEntry, oldest first; see entries()
@@ -94,8 +101,14 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
         """The history, decoded, oldest first."""
         return [_ENTRY_DECODER.decode(raw) for raw in self.history]
 
+    def last_said(self) -> str | None:
+        """What the bot said last (None before it spoke, or with no history kept); only that
+        field of the entry is decoded (every reply reads it)."""
+        return _BOT_DECODER.decode(self.history[-1])[1] if self.history else None
+
 
 _ENTRY_DECODER = msgspec.msgpack.Decoder(HistoryEntry)
+_BOT_DECODER = msgspec.msgpack.Decoder(tuple[msgspec.Raw, str | None, msgspec.Raw, msgspec.Raw])
 _MSGPACK_ENCODER = msgspec.msgpack.Encoder()
 _MSGPACK_DECODER = msgspec.msgpack.Decoder(DialogueState)
 _JSON_DECODER = msgspec.json.Decoder(DialogueState)

@@ -13,6 +13,7 @@
 Conditions are written with names (`eq`, `ne`, `gt`, `ge`, `lt`, `le`, `isin`, `notin`,
 `empty`, `filled`, `contains`, `all_`, `any_`, `not_`) and interned at `build()` exactly as
 the compiler does: intents, acts and node ids become indices, slot values stay as written.
+A response is a string or a list of variants (`responses={"default": ["A", "B"]}`).
 End nodes are inferred like the compiler's graph analysis: `terminal=True` is explicit,
 no outgoing target (next_nodes targets or default_next; `stay` makes no edge) is inferred.
 
@@ -38,6 +39,12 @@ from interpreter.understanding.nlu import NLUResult
 _SYMBOLS = {"equals": "==", "not_equals": "!=", "greater_than": ">", "greater_or_equal": ">=",
             "less_than": "<", "less_or_equal": "<=", "in": "in", "not_in": "not in",
             "contains": "contains"}
+
+
+def variants(responses: dict) -> dict[str, list[str]]:
+    """Responses as the IR holds them (SPEC 9): a plain string is a list of one variant."""
+    return {kind: [text] if isinstance(text, str) else list(text)
+            for kind, text in responses.items()}
 
 
 def leaf(field: str, operator: str, value: Any = None) -> tuple:
@@ -179,7 +186,7 @@ class ProgramBuilder:
         return ir.Node(
             id=spec.id, name=fields.pop("name", spec.id),
             description=fields.pop("description", spec.id), executor=executor, end=end,
-            responses=fields.pop("responses", {}), collect_slots=collect,
+            responses=variants(fields.pop("responses", {})), collect_slots=collect,
             required_slots=[i for i in collect if self.slots[i].required], transitions=rows,
             **fields)
 

@@ -789,16 +789,33 @@ class _Row:
     tree: Any = None  # None: unconditional
 
 
+def _response_text(draw, slot_list: list[str], skill: bool) -> str:
+    text = draw(_short_text).replace("{", "(").replace("}", ")")
+    if slot_list and _one_in(draw, 2):
+        text += "{slots." + _choose(draw, slot_list) + "}"
+    if skill and _one_in(draw, 2):
+        text = "{skill.data." + _choose(draw, ("temp", "", "도시", "a.b")) + "} " + text
+    return text
+
+
 def _responses(draw, slot_list: list[str], skill: bool) -> dict:
-    out = {}
+    """Responses of a node: a string, or a list of variants (SPEC 9) that are each a sentence
+    and all different (E111 otherwise)."""
+    out: dict[str, Any] = {}
     for kind in _subset(draw, ("default", "no_input", "not_understood", "turn_limit", "complete"), 5):
-        text = draw(_short_text).replace("{", "(").replace("}", ")")
-        if slot_list and _one_in(draw, 2):
-            text += "{slots." + _choose(draw, slot_list) + "}"
-        if skill and _one_in(draw, 2):
-            text = "{skill.data." + _choose(draw, ("temp", "", "도시", "a.b")) + "} " + text
-        out[kind] = text
+        text = _response_text(draw, slot_list, skill)
+        if not _one_in(draw, 3):
+            out[kind] = text
+            continue
+        texts = [text] + [_response_text(draw, slot_list, skill) for _ in range(draw(st.integers(0, 3)))]
+        distinct = {t.strip(): t for t in reversed(texts) if t.strip()}  # E111 compares stripped
+        out[kind] = list(reversed(distinct.values())) or ["variant"]
     return out
+
+
+def response_variants(response: Any) -> list[str]:
+    """A response's variants (a plain string is one)."""
+    return [response] if isinstance(response, str) else list(response)
 
 
 def _params(draw, slot_list: list[str]) -> dict:
@@ -990,10 +1007,13 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
             _task_params(draw, params, ctx, collect[k])
         responses = _responses(draw, slot_list, "skill" in params)
         for name in placeholder_slots.get(k, []):
-            responses["default"] = responses.get("default", "") + "{slots." + name + "}"
+            texts = [text + "{slots." + name + "}"
+                     for text in response_variants(responses.get("default", ""))]
+            responses["default"] = texts if isinstance(responses.get("default"), list) else texts[0]
         if tasks and ctx.profile and _one_in(draw, 3):
-            responses["default"] = responses.get("default", "") + " {profile." + _choose(
-                draw, list(ctx.profile)) + "}"
+            field = " {profile." + _choose(draw, list(ctx.profile)) + "}"
+            texts = [text + field for text in response_variants(responses.get("default", ""))]
+            responses["default"] = texts if isinstance(responses.get("default"), list) else texts[0]
         if responses or _one_in(draw, 6):
             node["responses"] = responses
         if params or _one_in(draw, 6):
@@ -1673,7 +1693,7 @@ def _fam_E012(draw, doc):
         return doc, ("graph", "nodes", i, "collect_slots")
     if case == "response":
         kind = draw(st.sampled_from(["default", "no_input", "complete"]))
-        node.setdefault("responses", {})[kind] = draw(st.sampled_from([5, ["x"], True, {}]))
+        node.setdefault("responses", {})[kind] = draw(st.sampled_from([5, 1.5, True, {}]))
         return doc, ("graph", "nodes", i, "responses", kind)
     if case == "skill_args":
         params = node.setdefault("params", {})
@@ -1818,6 +1838,10 @@ def _fam_E105(draw, doc):
         text = "{slots." + name + "}"
     kind = draw(st.sampled_from(["default", "no_input", "not_understood", "turn_limit", "complete"]))
     responses = node.setdefault("responses", {})
+    if isinstance(responses.get(kind), list):  # one variant of a list (SPEC 9)
+        j = draw(st.integers(0, len(responses[kind]) - 1))
+        responses[kind][j] += text + draw(plain_text)
+        return doc, ("graph", "nodes", i, "responses", kind, j)
     responses[kind] = (responses.get(kind) or "") + text + draw(plain_text)
     return doc, ("graph", "nodes", i, "responses", kind)
 
@@ -1940,9 +1964,9 @@ def _fam_E107(draw, doc):
     params[key] = {"skill_args": {"city": "Seoul"}, "fallback": "sorry", "timeout_ms": 500}[key]
     # A {skill.data.KEY} placeholder needs the skill we just removed: drop such responses.
     responses = nodes[i].get("responses", {})
-    for kind in list(responses):
-        if "{skill.data." in responses[kind]:
-            responses[kind] = responses[kind].replace("{skill.data.", "(skill.data.")
+    for kind, response in responses.items():
+        unplaced = [text.replace("{skill.data.", "(skill.data.") for text in response_variants(response)]
+        responses[kind] = unplaced if isinstance(response, list) else unplaced[0]
     return doc, ("graph", "nodes", i, "params", key)
 
 
@@ -2085,6 +2109,31 @@ def _fam_E110(draw, doc):
         return doc, ("safety", "patterns", len(found) - 1, "category")
     rules.append({"category": wrong, "target": _choose(draw, ids)})
     return doc, ("graph", "safety", len(rules) - 1, "category")
+
+
+def _fam_E111(draw, doc):
+    """Response variants that cannot be said in turn: an empty list, an empty (or blank)
+    variant, or a variant repeated in its list."""
+    nodes = _nodes(doc)
+    i = draw(st.integers(0, len(nodes) - 1))
+    kind = draw(st.sampled_from(["default", "no_input", "not_understood", "turn_limit", "complete"]))
+    responses = nodes[i].setdefault("responses", {})
+    case = draw(st.sampled_from(["empty_list", "empty_variant", "repeated"]))
+    if case == "empty_list":
+        responses[kind] = []
+        return doc, ("graph", "nodes", i, "responses", kind)
+    texts = [t for t in draw(st.lists(st.sampled_from(["다시 말씀해 주세요.", "Say it again?", "괜찮아요"]),
+                                      max_size=2, unique=True))]
+    j = draw(st.integers(0, len(texts)))
+    bad = draw(st.sampled_from(["", " ", "\t"])) if case == "empty_variant" else None
+    if bad is None:
+        texts.insert(j, "한 번 더 여쭤볼게요.")
+        j = len(texts)
+        texts.append("한 번 더 여쭤볼게요.")
+    else:
+        texts.insert(j, bad)
+    responses[kind] = texts
+    return doc, ("graph", "nodes", i, "responses", kind, j)
 
 
 def _fam_E301(draw, doc):
@@ -2260,7 +2309,8 @@ def _fam_W406(draw, doc):
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
-    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109, "E110": _fam_E110,
+    "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109,
+    "E110": _fam_E110, "E111": _fam_E111,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,

@@ -23,7 +23,9 @@ import pytest
 from compiler.driver import check_file, check_source
 from interpreter.fuzz.runner import EscapeSearch, Fuzzer, FuzzOptions, FuzzUsageError, run_fuzz
 from interpreter.fuzz.inputs import InputSpace, end_intents, transcript_safe
-from interpreter.fuzz.properties import PropertiesError, parse_properties, said_fragment
+from interpreter.fuzz.properties import (BUILT_IN, DORMANT, OPT_IN, PropertiesError,
+                                        asks_what_it_knows, check_known_ask, check_repeat,
+                                        parse_properties, said_fragment)
 from interpreter.fuzz.report import (Progress, counterexample_transcript, render_human,
                                      report_data)
 from interpreter.loader import load_program
@@ -41,6 +43,8 @@ CAUGHT = {
     "end_intent_shadowed": ("ends_when_asked", "complete: true"),
     "placeholder_unfilled": ("placeholders_filled", "says: Nice to meet you"),
     "safety_pattern_steals": ("safety_reached", "reason: safety:abuse"),
+    "known_ask": ("no_known_ask", "not-next: meal_check"),
+    "help_repeated": ("no_verbatim_repeat", "not-says: Please call 911 right now."),
 }
 
 
@@ -177,6 +181,108 @@ def test_designer_properties_on_the_reference_scenario(irs, tmp_path):
 @pytest.fixture(scope="module")
 def senimate(irs):
     return load_program(irs["senimate"])
+
+
+# --- SPEC 9: no_verbatim_repeat (opt-in) and no_known_ask (built in) -----------------------------
+
+
+def test_opt_in_properties_are_checked_only_when_the_file_names_them(irs, senimate):
+    plain = fuzz(irs["help_repeated"], examples=40)[1]
+    assert "no_verbatim_repeat" not in statuses(plain)
+    assert statuses(plain)["no_known_ask"] == "held"  # built in: entry routing passes known asks
+    assert set(statuses(plain).values()) == {"held"}
+    asked = parse_properties("no_verbatim_repeat  # SPEC 9\n", senimate, "p")
+    assert asked.requested == ("no_verbatim_repeat",)
+    assert asked.checked() == [*BUILT_IN, "no_verbatim_repeat"]
+    assert not DORMANT and parse_properties("", senimate).checked() == list(BUILT_IN)
+    kinds = {p["name"]: p["kind"] for p in fuzz(irs["help_repeated"], examples=20,
+             properties_path=str(FLAWS / "help_repeated.props"))[1]["properties"]}
+    assert kinds["no_verbatim_repeat"] == "opt-in" and kinds["no_crash"] == "built-in"
+    with pytest.raises(PropertiesError, match="already taken"):
+        parse_properties("no_verbatim_repeat: after intent user_wants_to_end, completes within "
+                         "2 turns", senimate, "p")
+    assert set(OPT_IN) & set(BUILT_IN) == set()
+
+
+def test_the_shipped_scenarios_hold_no_verbatim_repeat(irs, tmp_path):
+    path = tmp_path / "repeat.props"
+    path.write_text("no_verbatim_repeat\n", "utf-8")
+    for name in REFERENCE:
+        report, data = fuzz(irs[name], examples=120, properties_path=str(path))
+        assert statuses(data)["no_verbatim_repeat"] == "held", render_human(report)
+
+
+class Table:
+    """A stand-in node table: what `asks_what_it_knows` reads (as `loader.NodeTable.fill`
+    sets it: `skips_filled` from the kind, `min_turns` and `skip_if_filled`)."""
+
+    def __init__(self, executor=1, collect=("meal",), min_turns=1, skip_if_filled=True,
+                 mins=None):
+        self.id, self.collect_names = "meal", collect
+        self.skips_filled = executor == 1 and min_turns == 1 and skip_if_filled
+        self.collect_mins = mins or tuple(0 for _ in collect)
+
+
+@pytest.mark.parametrize("table, slots, asks", [
+    (Table(), {"meal": "eaten"}, True),
+    (Table(), {"meal": None}, False),
+    (Table(collect=("meal", "mood")), {"meal": "eaten"}, False),
+    (Table(skip_if_filled=False), {"meal": "eaten"}, False),  # SPEC 8.3: the designer keeps it
+    (Table(skip_if_filled=True), {"meal": "eaten"}, True),
+    (Table(min_turns=2), {"meal": "eaten"}, False),  # entry routing passes min_turns 1 only
+    (Table(executor=0, collect=()), {}, False),  # a general node asks nothing
+    (Table(executor=2), {"meal": "eaten"}, False),  # a skill node runs its skill
+    (Table(), {"meal": []}, False),  # an empty list is no answer
+    (Table(mins=(2,)), {"meal": ["rice"]}, False),  # a list short of its min_items
+    (Table(mins=(2,)), {"meal": ["rice", "soup"]}, True),
+])
+def test_asks_what_it_knows(table, slots, asks):
+    assert asks_what_it_knows(table, slots) is asks
+
+
+class Step:
+    """A stand-in turn result for `check_known_ask` and `check_repeat`."""
+
+    def __init__(self, next_node="meal", passed=None, kind="move", response="Hi.", **slots):
+        self.user, self.turn, self.node, self.reason, self.focus = "x", 2, "start", "default_next", False
+        self.next_node, self.response, self.slots = next_node, response, slots
+        self.decision = type("Decision", (), {"kind": kind})()
+        self.passed = passed or []
+
+
+class Runtime:
+    def __init__(self, **tables):
+        self.tables = tables
+
+    def node_named(self, node_id):
+        return self.tables[node_id]
+
+
+@pytest.mark.parametrize("step, violated", [
+    (Step(meal="eaten"), True),
+    (Step(meal=None), False),
+    (Step(kind="stay", meal="eaten"), False),
+    (Step(next_node="plain", meal="eaten"), False),
+    # once SPEC 8.3 passes filled nodes, a second arrival stops the chain there by design
+    (Step(meal="eaten", passed=[{"node": "meal", "reason": "skip:filled"}]), False),
+    (Step(meal="eaten", passed=[{"node": "other", "reason": "skip:filled"}]), True),
+    (Step(next_node="keep", meal="eaten"), False),
+])
+def test_no_known_ask_checks_moves(step, violated):
+    runtime = Runtime(meal=Table(), plain=Table(executor=0, collect=()),
+                      keep=Table(skip_if_filled=False))
+    found = check_known_ask(step, runtime)
+    assert (found is not None) is violated
+    if found is not None:
+        assert found.prop == "no_known_ask" and found.expect == ("not-next", step.next_node)
+
+
+def test_no_verbatim_repeat_compares_each_reply_with_the_one_before():
+    same = [Step(response="네, 말씀해 주세요."), Step(response="네, 말씀해 주세요.")]
+    assert check_repeat(same).expect == ("not-says", "네, 말씀해 주세요.")
+    assert check_repeat([Step(response="하나."), Step(response="둘.")]) is None
+    assert check_repeat([Step(response=None), Step(response=None)]) is None
+    assert check_repeat(same[:1]) is None
 
 
 def test_properties_file_forms(senimate):

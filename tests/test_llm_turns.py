@@ -70,8 +70,9 @@ def test_every_failure_ends_in_a_valid_turn(llm, failure):
     expected = RULES.parse("네, 좋아요", None)
     assert result.nlu["dialogue_act"] == expected.dialogue_act  # the rules read the turn
     assert REASON.match(result.reason) and result.next_node == "daily_life_check"
+    # worded from the state the turn was worded from: before this reply and its rotation
     template = TemplateNLG().render(result.decision, RenderContext(SENIMATE,
-                                                                   engine.session("s")))
+                                                                   result.decision.state))
     assert result.response == template  # the safe sentence took over
     nlg_sources = [e.source for e in journal.drain() if not hasattr(e, "request")]
     assert len(nlg_sources) == 1 and nlg_sources[0].startswith("template (llm fallback: ")

@@ -173,6 +173,22 @@ def test_compact_shows_turns_moves_and_completion(senimate):
     assert "transition " not in out and "slots:" not in out
 
 
+def test_the_demo_never_says_the_same_sentence_twice_in_a_row(senimate):
+    """`make demo` (scenarios/senimate.demo.txt at the compact level, as the Makefile runs it)
+    plays a whole conversation in which no reply is the reply before it (SPEC 9), stays and
+    the health re-entry included."""
+    done = mgi("run", senimate, "--script", ROOT / "scenarios" / "senimate.demo.txt",
+               "--output-level", "compact")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    said = [line for line in chat_lines(out) if line.startswith("Mago > ")]
+    assert len(said) == 10 and out.rstrip().endswith("── conversation complete (terminal) ──")
+    assert "stays (gate:min_turns)" in out and "health_check → health_check" in out
+    assert "stays (stay:next_nodes[1])" in out
+    repeats = [(a, b) for a, b in zip(said, said[1:]) if a == b]
+    assert not repeats, repeats
+
+
 def test_detailed_shows_nlu_slots_policy_and_the_trace(senimate):
     out = run_level(senimate, "detailed", "네", "", "밥은 건너뛰었어요")
     assert "  nlu: intent=null act=affirm" in out

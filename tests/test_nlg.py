@@ -54,17 +54,21 @@ def test_move_into_a_node_without_default_asks_its_first_missing_slot():
     assert e.turn("s", "네", nlu("affirm")).response == "성함이 어떻게 되세요?"
 
 
-def test_required_gate_re_asks_with_the_question():
+def test_required_gate_re_asks_with_the_question_never_twice_in_the_same_words():
     e = started(task_builder())
-    e.turn("s", "네", nlu("affirm"))
-    r = e.turn("s", "음 글쎄요", nlu("inform"))
-    assert (r.reason, r.response) == ("gate:required_slots", "성함이 어떻게 되세요?")
+    assert e.turn("s", "네", nlu("affirm")).response == "성함이 어떻게 되세요?"
+    said = [e.turn("s", "음 글쎄요", nlu("inform")) for _ in range(3)]
+    assert {r.reason for r in said} == {"gate:required_slots"}
+    assert [r.response for r in said] == ["다시 한번 여쭤볼게요. 성함이 어떻게 되세요?",
+                                          "성함이 어떻게 되세요?",
+                                          "다시 한번 여쭤볼게요. 성함이 어떻게 되세요?"]
 
 
 def test_gate_without_question_uses_common_ask_with_description():
     e = started(task_builder(question=None))
-    e.turn("s", "네", nlu("affirm"))
-    assert e.turn("s", "음", nlu("inform")).response == "성함을(를) 알려 주시겠어요?"
+    assert e.turn("s", "네", nlu("affirm")).response == "성함을(를) 알려 주시겠어요?"
+    assert e.turn("s", "음", nlu("inform")).response == \
+        "다시 한번 여쭤볼게요. 성함을(를) 알려 주시겠어요?"
 
 
 def test_validation_failure_re_asks_that_slot():
@@ -81,11 +85,37 @@ def test_move_speaks_for_the_target_with_filled_placeholders():
     assert (r.next_node, r.response) == ("done", "김철수님, 고마워요.")
 
 
-def test_reprompt_uses_node_response_then_common_message():
+def test_reprompt_uses_node_response_then_the_re_ask_of_the_first_missing_slot():
     e = started(task_builder())
     e.turn("s", "네", nlu("affirm"))
     assert e.turn("s", "", None).response == "천천히 말씀하셔도 돼요."
-    assert e.turn("s", "뭐라고", nlu(None)).response == KO["not_understood"]
+    assert e.turn("s", "뭐라고", nlu(None)).response == "성함이 어떻게 되세요?"
+
+
+@pytest.mark.parametrize("responses,slot,said", [
+    # SPEC 9: the fallback's variants, else the re-ask of the first missing slot, else the
+    # default, else the common message; the next in that order when one would repeat
+    ({"default": "이름이요?", "not_understood": ["다시요?", "한 번 더요?"]}, True,
+     ["다시요?", "한 번 더요?", "다시요?"]),
+    ({"default": "이름이요?", "not_understood": "다시요?"}, True,
+     ["다시요?", "성함이 어떻게 되세요?", "다시요?"]),
+    ({"default": "이름이요?"}, True, ["성함이 어떻게 되세요?", "이름이요?", "성함이 어떻게 되세요?"]),
+    ({"default": "이름이요?"}, False, [KO["not_understood"], "이름이요?", KO["not_understood"]]),
+    ({}, False, [KO["not_understood"], "제가 아직 잘 못 알아들었어요. 조금 다르게 말씀해 주시겠어요?",
+                 KO["not_understood"]]),
+])
+def test_reprompt_order_never_says_the_previous_sentence_again(responses, slot, said):
+    b = ProgramBuilder()
+    b.slot("name", "string", question="성함이 어떻게 되세요?")
+    b.node("start", responses={"default": "시작할게요."}).default("ask")
+    b.node("ask", collect=["name"] if slot else [], max_fallback_retries=9,
+           responses=responses).default("done")
+    b.node("done")
+    e = started(b)
+    e.turn("s", "네", nlu("affirm"))
+    replies = [e.turn("s", "뭐라고", nlu(None)) for _ in range(3)]
+    assert {r.reason for r in replies} == {"fallback:not_understood"}
+    assert [r.response for r in replies] == said
 
 
 def test_turn_limit_response_on_a_stay():

@@ -19,7 +19,7 @@ from interpreter.understanding.nlu import NLUResult
 from interpreter.routing import COMPLETE, FALLBACK, MOVE, OPEN, STAY, Decision
 from interpreter.state import DialogueState, HistoryEntry, append_history
 
-from irkit import ProgramBuilder
+from irkit import ProgramBuilder, eq
 from llm_server import REFERENCE_SCENARIOS, Reply, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
@@ -115,7 +115,7 @@ def closing_texts(runtime) -> list[str]:
     for table in runtime.nodes:
         if table.is_end:
             texts.append(table.node.description)
-            texts += [table.responses[k] for k in ("default", "complete") if table.responses.get(k)]
+            texts += [text for k in ("default", "complete") for text in table.responses.get(k, ())]
     return texts
 
 
@@ -183,7 +183,7 @@ def test_a_safety_turn_gives_the_help_of_its_node_and_nothing_else():
         assert situation(runtime, decision) == "safety" and SITUATIONS["safety"] in system
         assert "safety" in kinds and "ask" not in kinds and "confirm" not in kinds, (name, kinds)
         assert f"Purpose: {table.node.description}" in system, (name, table.id)
-        assert reference == table.responses["default"], (name, reference)
+        assert reference in table.responses["default"], (name, reference)
         assert not any(t in system for t in FAREWELL_SITUATIONS), name
     assert seen == sum(len(reference_runtime(n).nodes) * len(reference_runtime(n).safety_routes)
                        * (len(ir.ACTS) - 1) for n in REFERENCE_SCENARIOS)
@@ -238,7 +238,8 @@ def test_a_resume_prompt_speaks_for_the_target_with_its_reference_and_the_histor
     assert system.startswith(SENIMATE.program.prompt_bot.strip())
     assert "You speak for node daily_life_check (일상 안부)." in system
     assert daily.node.description in system and closure.node.description not in system
-    assert f"reword it naturally, keep its meaning): {daily.responses['default']}" in system
+    assert reference in daily.responses["default"]
+    assert f"reword it naturally, keep its meaning): {reference}" in system
     assert ("Decision: move: conversation_closure -> daily_life_check (next_nodes[0])."
             in system)
     assert SITUATIONS["resume"] in system and "do not argue or insist" in system
@@ -265,6 +266,30 @@ def test_missing_slots_and_skill_results_are_in_the_prompt():
     opening = Decision(0, 0, OPEN, "opening", "opening", sunny)
     system = nlg_messages(runtime, opening, sunny, "안녕하세요.", [])[0]["content"]
     assert 'Result of weather: {"summary": "맑음"}' in system
+
+
+def test_every_variant_is_a_reference_and_the_rotation_is_the_templates(llm):
+    """SPEC 9: the LLM NLG is given all the variants of the response the template chose
+    from, and hands back the template's rotation, so the safe sentence rotates too."""
+    b = ProgramBuilder()
+    b.node("chat", responses={"default": ["첫 번째 말이에요.", "두 번째 말이에요."]}) \
+        .to("other", eq("nlu.dialogue_act", "goodbye")).stay()
+    b.node("other")
+    runtime = b.runtime()
+    llm.nlg("모델의 말이에요.", "모델의 또 다른 말이에요.")
+    engine = Engine(runtime, nlg=http_nlg(llm))
+    assert engine.start("s").response == "첫 번째 말이에요."  # a declared opening: as is
+    assert engine.turn("s", "음", NLUResult(dialogue_act="inform")).response == "모델의 말이에요."
+    assert engine.session("s").rotation == {"chat:default": 1}
+    system = llm.requests[0]["messages"][0]["content"]
+    assert "keep its meaning): 두 번째 말이에요." in system
+    assert "several ways" in system and "- 첫 번째 말이에요.\n- 두 번째 말이에요." in system
+    one = nlg_parts(runtime, opening_of(runtime), state_at(runtime, "chat"), "말", ["말"])
+    assert "variants" not in [part.kind for part in one]  # one wording: nothing to list
+
+
+def opening_of(runtime) -> Decision:
+    return Decision(0, 0, OPEN, "opening", "opening", state_at(runtime, "chat"))
 
 
 def test_a_reprompt_says_which_attempt_it_is():
@@ -328,7 +353,7 @@ def test_a_failed_generation_says_the_template_sentence(llm, replies, reason):
     decision, ctx = moved_to_meal()
     started = time.monotonic()
     assert nlg.render(decision, ctx) == TEMPLATE.render(decision, ctx) == \
-        SENIMATE.node_named("meal_check").responses["default"]
+        SENIMATE.node_named("meal_check").responses["default"][0]
     assert time.monotonic() - started < 0.6
     (source,) = outcomes(nlg)
     assert source.startswith("template (llm fallback: ") and reason in source
@@ -337,7 +362,7 @@ def test_a_failed_generation_says_the_template_sentence(llm, replies, reason):
 def test_an_opening_with_a_declared_sentence_calls_no_one(llm):
     nlg = http_nlg(llm)
     engine = Engine(SENIMATE, nlg=nlg)
-    assert engine.start("s").response == SENIMATE.nodes[SENIMATE.entry].responses["default"]
+    assert engine.start("s").response == SENIMATE.nodes[SENIMATE.entry].responses["default"][0]
     assert llm.requests == []
 
 

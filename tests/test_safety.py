@@ -368,7 +368,7 @@ def test_every_category_routes_to_its_target_from_every_senimate_node(node, cate
         assert (result.reason, result.next_node, result.complete) == (
             f"safety:{category}", target, False), (node, text)
         assert result.decision.tier == "safety" and result.nlu["safety"] == category
-        assert result.response == SENIMATE.node_named(target).responses["default"]
+        assert result.response == SENIMATE.node_named(target).responses["default"][0]
         state = engine.session("s")
         if target != node:
             assert (state.previous_node, state.node_turns) == (node, 0)  # a move resets
@@ -521,12 +521,13 @@ def test_shipped_scenarios_compile_strict_with_their_safety_rules(name):
     assert "medical_emergency" in rules
     program = result.program()
     for category, target in rules.items():
-        help_text = program.nodes[target].responses["default"]
         number = {"medical_emergency": "119", "self_harm": "109", "abuse": "112"}[category]
-        assert number in help_text, (name, category, help_text)
+        for help_text in program.nodes[target].responses["default"]:  # every variant helps
+            assert number in help_text, (name, category, help_text)
 
 
 def test_senimate_helps_with_119_109_and_112():
     rules = {r.category: SENIMATE.nodes[r.target].id for r in SENIMATE.program.safety}
     assert rules == SAFETY_NODE
-    assert "1577-1389" in SENIMATE.node_named("safety_abuse").responses["default"]
+    assert all("1577-1389" in text
+               for text in SENIMATE.node_named("safety_abuse").responses["default"])

@@ -386,7 +386,9 @@ def test_a_redeployed_scenario_keeps_live_sessions_on_their_own_ir(served_irs, t
     scenario = json.loads((ROOT / "scenarios" / "clinic_booking.json").read_text("utf-8"))
     for node in scenario["graph"]["nodes"]:
         if node["id"] in ("greeting", "collect_patient_info"):
-            node["responses"]["default"] = "[B] " + node["responses"]["default"]
+            default = node["responses"]["default"]  # a sentence or variants (SPEC 9)
+            node["responses"]["default"] = ["[B] " + text for text in default] \
+                if isinstance(default, list) else "[B] " + default
     source = tmp_path / "clinic_booking.json"
     source.write_text(json.dumps(scenario, ensure_ascii=False), "utf-8")
     (tmp_path / "b").mkdir()

@@ -17,6 +17,8 @@ its turn limit (where an end node would otherwise end the session), with every s
 of every category that has a `graph.safety` rule. `chain_bounded` and `action_once` (SPEC 8.3,
 8.4) are checked at every step: the nodes a turn passed (`passed`), and the skill runs the
 turn made, seen through `RecordingSkills`, a registry that notes each run's action id.
+`no_known_ask` (SPEC 9) is checked on every move (`check_known_ask`), `no_verbatim_repeat`
+on every reply (`check_repeat`).
 
 The properties file: one property per line; `#` after a space (or at the start) begins a
 comment; blank lines are ignored; an optional `LABEL:` names a property in reports (else it is
@@ -26,6 +28,11 @@ comment; blank lines are ignored; an optional `LABEL:` names a property in repor
     node health_check is never entered before node meal_check has been visited
     slot card_type is filled whenever node confirm is entered
     end intent user_wants_to_end        # also counts as asking to end (besides the detected ones)
+    no_verbatim_repeat                  # an opt-in property (`OPT_IN`), checked when named
+
+Opt-in properties (`OPT_IN`: `no_verbatim_repeat`, SPEC 9) are checked only when the file
+names one on a line of its own; so is a dormant built-in (`DORMANT`: `no_known_ask`, which
+checks SPEC 8.3's entry routing and waits for it to be built in to be on by default).
 
 "after intent X": once the user says X and keeps asking to end (end intents, or the closing
 acts at an end node), the session completes within N turns, the turn with X included.
@@ -41,6 +48,8 @@ from typing import Any, NamedTuple
 from ..files import InputFileError, read_input
 from .inputs import UserTurn, transcript_safe
 from ..wording.nlg import TemplateNLG, unfilled_placeholders
+from ..executors import all_collected
+from ..wording.variants import Choice
 
 BUILT_IN: dict[str, str] = {
     "no_crash": "no turn raises",
@@ -54,8 +63,18 @@ BUILT_IN: dict[str, str] = {
                       "reaches its target in that turn",
     "chain_bounded": "no turn passes more nodes than the scenario has, nor one node twice",
     "action_once": "no action (SESSION:TURN:NODE) runs twice in one turn",
+    "no_known_ask": "no turn moves into a task node whose collect slots are all filled (SPEC "
+                    "8.3 entry routing passes it), unless it says params.skip_if_filled: false",
 }
-_LEFTOVER = re.compile(r"\{(slots|skill\.data)\.[^{}]*\}")
+# Properties checked only when the properties file names them (SPEC 9).
+OPT_IN: dict[str, str] = {
+    "no_verbatim_repeat": "the bot never says the same sentence twice in a row",
+}
+# Built-in properties that wait for the runtime they check: until then they are checked only
+# when the properties file names them, like an opt-in (none wait today: `no_known_ask` has
+# the entry routing of SPEC 8.3 it needed).
+DORMANT: frozenset[str] = frozenset()
+_LEFTOVER = re.compile(r"\{(slots|profile|skill\.data)\.[^{}]*\}")
 
 
 class Expectation(NamedTuple):
@@ -169,24 +188,75 @@ class RecordingSkills:
 
 
 class AuditedNLG(TemplateNLG):
-    """The template NLG, noting each response text it used whose placeholder had no value (the
-    template NLG leaves that sentence out: the user hears half a message). A skill's data is
-    only expected after the skill succeeded; a failed skill leaves its sentence out by design.
-    It listens at `TemplateNLG._response`, where the template NLG reads every response text."""
+    """The template NLG, noting each response text it said, or passed over for having no words
+    left, whose placeholder had no value (the template NLG leaves that sentence out: the user
+    hears half a message). A skill's data is only expected after the skill succeeded; a failed
+    skill leaves its sentence out by design. It listens at `TemplateNLG._said`, which is given
+    every choice with the response variants it read."""
 
     def __init__(self) -> None:
         self.left_out: list[tuple[str, str, str, str]] = []  # (node, kind, placeholder, sentence)
 
-    def _response(self, table: Any, kind: str, state: Any, words: dict[str, str]) -> str:
-        text = table.responses.get(kind)
-        if text and "{" in text:
-            here = table.id == state.current_node
+    def _said(self, choice: Choice, state: Any) -> None:
+        read = [*choice.empty, *([(choice.source, choice.index)] if choice.source else [])]
+        for candidates, index in read:
+            raw = candidates.raw
+            if candidates.key is None or index >= len(raw) or "{" not in raw[index]:
+                continue
+            node, _, kind = candidates.key.partition(":")  # a node id has no ':'
+            here = node == state.current_node
             data = state.skill_data if here else {}
-            for placeholder, sentence in unfilled_placeholders(text, state.slots, data):
+            for placeholder, sentence in unfilled_placeholders(raw[index], state.slots, data):
                 if placeholder.startswith("{skill.") and not (here and state.skill_status == "ok"):
                     continue
-                self.left_out.append((table.id, kind, placeholder, sentence))
-        return super()._response(table, kind, state, words)
+                self.left_out.append((node, kind, placeholder, sentence))
+
+
+def asks_what_it_knows(table: Any, slots: dict) -> bool:
+    """Whether entering node `table` with `slots` asks only what is already known: a node
+    that SPEC 8.3's entry routing passes (`skip:filled`: a task node, `min_turns` 1,
+    `params.skip_if_filled` not false, every collect slot known, a list with its
+    `min_items`; the engine's own rule, `NodeTable.skips_filled` and `all_collected`)."""
+    return table.skips_filled and all_collected(table, slots)
+
+
+def check_repeat(results: list) -> Violation | None:
+    """`no_verbatim_repeat` for the last step of `results` (TurnResults, the opening first)."""
+    if len(results) < 2:
+        return None
+    said, before = results[-1].response, results[-2].response
+    if said is None or said != before:
+        return None
+    return violation("no_verbatim_repeat", f"{_step_name(results[-1])} at {results[-1].node} "
+                     f"says again, word for word, what the bot said before: \"{said}\"",
+                     _not_says(said))
+
+
+def check_known_ask(result: Any, runtime: Any) -> Violation | None:
+    """`no_known_ask` for one step: a user turn that moved into a node that asks only what is
+    already known (`asks_what_it_knows`). A node the turn passed before stopping there is a
+    second arrival, where SPEC 8.3's chain stops by design (`passed` of the JSON line)."""
+    decision = result.decision
+    if result.user is None or result.focus or decision is None or decision.kind != "move":
+        return None
+    target = result.next_node
+    if target is None or target in passed_nodes(result):
+        return None
+    table = runtime.node_named(target)
+    if not asks_what_it_knows(table, result.slots):
+        return None
+    known = ", ".join(f"{name} = {result.slots[name]!r}" for name in table.collect_names)
+    return violation("no_known_ask", f"{_step_name(result)} moved from {result.node} into "
+                     f"{target} ({result.reason}), which collects only what is known ({known})",
+                     Expectation("not-next", target))
+
+
+def _not_says(response: str) -> Expectation | None:
+    """`not-says` with the longest transcript-safe sentence of `response`."""
+    pieces = sorted((p.strip() for p in re.split(r"(?<=[.!?])\s+", response)), key=len,
+                    reverse=True)
+    fragment = next((p for p in pieces if len(p) >= 2 and transcript_safe(p)), None)
+    return Expectation("not-says", fragment) if fragment else None
 
 
 def check_response(result: Any, runtime: Any, left_out: list,
@@ -197,7 +267,7 @@ def check_response(result: Any, runtime: Any, left_out: list,
     where = _step_name(result)
     if response is not None and not response.strip():
         speaker = entered if entered is not None else result.node  # the node that spoke
-        default = runtime.node_named(speaker).responses.get("default", "")
+        default = (runtime.node_named(speaker).responses.get("default") or [""])[0]
         fragment = said_fragment(default, "")
         return violation("response_not_empty", f"{where}: the bot said nothing "
                          f"(node {speaker})", _says(fragment))
@@ -353,10 +423,18 @@ class DesignerProperty(NamedTuple):
 
 
 class DesignerProperties(NamedTuple):
-    """The designer's properties and the intents the file says ask to end."""
+    """The designer's properties, the intents the file says ask to end, and the opt-in (or
+    dormant built-in) properties it names."""
 
     properties: tuple[DesignerProperty, ...] = ()
     end_intents: tuple[str, ...] = ()
+    requested: tuple[str, ...] = ()
+
+    def checked(self) -> list[str]:
+        """Every property a run checks, built-in first, in report order."""
+        built_in = [p for p in BUILT_IN if p not in DORMANT or p in self.requested]
+        return built_in + [p for p in OPT_IN if p in self.requested] + \
+            [p.name for p in self.properties]
 
 
 class PropertiesError(Exception):
@@ -380,7 +458,8 @@ _LABEL = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)")
 _COMMENT = re.compile(r"(^|\s)#")
 FORMS_HELP = ("`after intent NAME, the session completes within N turns`, `node A is never "
               "entered before node B has been visited`, `slot S is filled whenever node N is "
-              "entered`, `end intent NAME`")
+              "entered`, `end intent NAME`, or the name of an opt-in property ("
+              + ", ".join(sorted(OPT_IN.keys() | DORMANT)) + ")")
 
 
 def load_properties(path: str, runtime: Any) -> DesignerProperties:
@@ -401,11 +480,15 @@ def parse_properties(text: str, runtime: Any, path: str = "<properties>") -> Des
     """Parse properties text; every error names its line and says what to write instead."""
     found: list[DesignerProperty] = []
     ends: list[str] = []
+    requested: list[str] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = _strip_comment(raw)
         if not line:
             continue
         fail = _failer(path, number)
+        if line in OPT_IN or line in DORMANT:
+            requested.append(line)
+            continue
         ending = _END_INTENTS.fullmatch(line)
         if ending:
             ends += [_intent(runtime, _unquote(n.strip()), fail)
@@ -414,11 +497,12 @@ def parse_properties(text: str, runtime: Any, path: str = "<properties>") -> Des
         label = _LABEL.fullmatch(line)
         name, body = (label.group(1), label.group(2)) if label else (
             f"{os.path.basename(path)}:{number}", line)
-        if name in BUILT_IN or any(p.name == name for p in found):
+        if name in BUILT_IN or name in OPT_IN or any(p.name == name for p in found):
             raise fail(f"the label `{name}` is already taken; give this property another one")
         found.append(_property(runtime, name, number, body, fail))
     ends += [p.subject for p in found if p.kind == "after_intent"]
-    return DesignerProperties(tuple(found), tuple(dict.fromkeys(ends)))
+    return DesignerProperties(tuple(found), tuple(dict.fromkeys(ends)),
+                              tuple(dict.fromkeys(requested)))
 
 
 def _property(runtime: Any, name: str, number: int, body: str, fail) -> DesignerProperty:

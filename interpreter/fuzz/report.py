@@ -25,7 +25,7 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
 
-from .properties import BUILT_IN, Violation
+from .properties import BUILT_IN, OPT_IN, Violation
 
 
 # --- coverage ----------------------------------------------------------------------------------
@@ -115,6 +115,8 @@ class FuzzReport:
         """(kind, description, line) of a property."""
         if name in BUILT_IN:
             return "built-in", BUILT_IN[name], None
+        if name in OPT_IN:
+            return "opt-in", OPT_IN[name], None
         prop = next(p for p in self.designer.properties if p.name == name)
         return "designer", prop.text, prop.line
 

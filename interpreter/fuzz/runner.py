@@ -51,9 +51,9 @@ from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition
                           end_intents, positive_literals)
 from .properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
                               Expectation, PropertiesError, RecordingSkills, Violation,
-                              check_actions, check_chain, check_response, check_safety_step,
-                              entered_node, load_properties, passed_nodes, safety_sweep,
-                              violation)
+                              check_actions, check_chain, check_known_ask, check_repeat,
+                              check_response, check_safety_step, entered_node, load_properties,
+                              passed_nodes, safety_sweep, violation)
 from .report import Coverage, FuzzReport, Progress, attach_transcripts, quiet_mail, use_outbox
 from ..loader import Runtime, condition_fields
 from ..understanding.nlu import ScriptedNLU
@@ -151,8 +151,8 @@ class Fuzzer:
         self.turns = 0  # user turns played in them
 
     def properties(self) -> list[str]:
-        """Every property name, built-in first, in report order."""
-        return list(BUILT_IN) + [p.name for p in self.designer.properties]
+        """Every property name a run checks, built-in first, in report order."""
+        return self.designer.checked()
 
     def run(self) -> FuzzReport:
         """All rounds, then `end_nodes_reachable` from the coverage."""
@@ -299,6 +299,10 @@ class Fuzzer:
         problem = check_response(result, self.runtime, self.nlg.left_out, entered)
         if problem is None and "safety_reached" in checked:
             problem = check_safety_step(result, self.runtime)
+        if problem is None and "no_known_ask" in checked:
+            problem = check_known_ask(result, self.runtime)
+        if problem is None and "no_verbatim_repeat" in checked:
+            problem = check_repeat(convo.results)
         if problem is not None and problem.prop in checked:
             raise _attach(problem, convo)
         for found in (check_chain(result, self.runtime), check_actions(result, runs)):

@@ -1,7 +1,8 @@
 """What the LLM is told: the NLU's answer type and JSON schema, the NLU prompt, the NLG prompt.
 
 In: the program (or runtime), the node, the state's history, the utterance; for the NLG the
-routing `Decision` and the reference sentence the template NLG would say. Out: chat messages
+routing `Decision`, the reference sentence the template NLG would say and the variants of the
+response it came from (SPEC 9: all of them are references). Out: chat messages
 (`[{"role", "content"}]`), the msgspec type an NLU answer must decode into and the JSON schema
 derived from it. Pure functions: no I/O, nothing remembered between calls.
 After, for the NLU: the answer type is the only place the answer's rules live (intent one of
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple, Sequence
 
 import msgspec
 
@@ -371,7 +372,7 @@ _NO_SLOTS = frozenset(("closing", "continue", "complete", "safety"))  # they ask
 
 class Part(NamedTuple):
     """One instruction of an NLG prompt: `kind` says what it is (persona, situation, purpose,
-    reference, ask, act, confirm, skill, language, format)."""
+    reference, variants, ask, act, confirm, skill, language, format)."""
 
     kind: str
     text: str
@@ -407,7 +408,7 @@ def situation(runtime: Runtime, decision: Decision) -> str:
 
 
 def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
-              reference: str) -> list[Part]:
+              reference: str, variants: Sequence[str] = ()) -> list[Part]:
     """The instructions of one NLG prompt, in order."""
     program, table = runtime.program, speaker(runtime, decision)
     where = situation(runtime, decision)
@@ -450,6 +451,12 @@ def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
     if reference:
         parts.append(Part("reference", "Reference sentence (what this reply must convey; "
                                        f"reword it naturally, keep its meaning): {reference}"))
+    variants = [variant for variant in variants if variant]  # a variant left without words
+    if len(variants) > 1:  # SPEC 9: every wording the scenario gives, as references
+        listed = "\n".join(f"- {variant}" for variant in variants)
+        parts.append(Part("variants", "The scenario words this in several ways (references "
+                                      "of the same meaning; never repeat your previous reply "
+                                      f"word for word):\n{listed}"))
     language = LANGUAGES.get(program.language.split("-")[0].lower(), program.language)
     parts.append(Part("format", f"Reply in {language} with the words to say only: no quotes, "
                                 "no labels, no notes. Two or three short sentences at most."))
@@ -505,9 +512,11 @@ def _skill_parts(table: NodeTable, state: DialogueState, where: str) -> list[Par
 
 
 def nlg_messages(runtime: Runtime, decision: Decision, state: DialogueState, reference: str,
-                 history: list[HistoryEntry]) -> list[dict]:
-    """System instructions, the recent turns as chat messages, then what the user just said."""
-    system = "\n\n".join(part.text for part in nlg_parts(runtime, decision, state, reference))
+                 history: list[HistoryEntry], variants: Sequence[str] = ()) -> list[dict]:
+    """System instructions, the recent turns as chat messages, then what the user just said;
+    `variants`: the variants of the response the reference came from (SPEC 9)."""
+    system = "\n\n".join(part.text for part in nlg_parts(runtime, decision, state, reference,
+                                                           variants))
     messages = [{"role": "system", "content": system}]
     messages += ({"role": role, "content": said} for role, said in recent_turns(history))
     messages.append({"role": "user", "content": _said_now(decision)})

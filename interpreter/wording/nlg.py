@@ -1,7 +1,9 @@
-"""NLG plug-in boundary and the `template` NLG (SPEC 6.2 step 8).
+"""NLG plug-in boundary and the `template` NLG (SPEC 6.2 step 8, SPEC 9).
 
 In: a routing `Decision` (already decided: wording never changes where the session goes) and
-a `RenderContext` (runtime, state after the turn, skill results included). Out: the response.
+a `RenderContext` (runtime, state after the turn, skill results included). Out: a `Reply`:
+the response and the session's rotation after it (`speak` gets one from any NLG; an NLG
+without `reply` leaves the rotation alone), which the engine saves with the turn.
 After: the template NLG speaks for
 - the opening: the node's `responses.default`, else the question of its first missing
   slot, else a common greeting;
@@ -11,29 +13,40 @@ After: the template NLG speaks for
   the user needs), a hold the current node's `responses.default` again, whatever else holds
   (an end node's farewell rule, the turn limit, a re-ask); no slot confirmation is asked;
 - a stay: the current node: a failed validation re-asks that slot; the turn limit uses
-  `responses.turn_limit`; a required-slot gate re-asks the first missing slot; a fallback
-  that reached routing uses the fallback wording; at an end node a stay never repeats the
+  `responses.turn_limit`; a required-slot gate re-asks the first missing slot (its question,
+  or `ask_again` around it, never the default, which may ask what is known); a fallback
+  that reached routing is worded as a re-prompt; at an end node a stay never repeats the
   farewell; otherwise `responses.default`;
-- a re-prompt: `responses.no_input` / `not_understood`, else a common message;
+- a re-prompt: `responses.no_input` / `not_understood`, else the re-ask of the node's first
+  missing slot, else its `responses.default` (not at a closing node), else a common message;
 - completion: `responses.complete`, else a short common acknowledgement.
+Each case is a chain of candidates, the sentence it prefers first and the others after it
+(the rest of the list above), and `variants.choose` says the first that is not the bot's
+previous sentence: a response with variants says its next variant in rotation (the first
+the first time), and when that would repeat the previous reply word for word the next
+candidate speaks instead; a common message has a second wording (`AGAIN`) for that. Only a
+chain with nothing else to say repeats itself, and a safety hold repeats its help rather
+than say a filler.
 A confirmation raised this turn (slot `on_conflict: confirm`) is asked first. A skill node
 whose skill failed or timed out puts `params.fallback` before its sentence.
 
 Placeholders `{slots.NAME}`, `{profile.NAME}` and `{skill.data.KEY}` are filled by plain
-lookup (`interpreter.placeholders`). A sentence whose placeholder has no value is left out, so
-the response never leaks braces or a half sentence ("오늘 날씨는 {skill.data.summary}."
-disappears when the weather is unknown). Common messages are Korean or English after `program.language`.
+lookup (`interpreter.placeholders`). A sentence whose placeholder has no value is left out,
+so the response never leaks braces or a half sentence ("오늘 날씨는 {skill.data.summary}."
+disappears when the weather is unknown); a variant left with no words is passed over. Common messages
+are Korean or English after `program.language`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 import msgspec
 
 from ..executors import missing_slots
 from ..placeholders import fill_placeholders, format_value, unfilled_placeholders  # noqa: F401
 from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from .variants import Candidates, Choice, choose
 
 if TYPE_CHECKING:
     from ..loader import NodeTable, Runtime
@@ -47,6 +60,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "not_understood": "죄송해요, 잘 이해하지 못했어요. 다시 말씀해 주시겠어요?",
         "goodbye": "네, 알겠습니다. 좋은 하루 보내세요.",
         "ask_slot": "{slot}을(를) 알려 주시겠어요?",
+        "ask_again": "다시 한번 여쭤볼게요. {question}",
         "invalid": "말씀하신 내용을 확인하지 못했어요.",
         "confirm": "앞서 말씀하신 {old}을(를) {new}(으)로 바꿀까요?",
         "true": "네", "false": "아니요",
@@ -58,9 +72,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "not_understood": "Sorry, I didn't quite get that. Could you say it again?",
         "goodbye": "All right. Have a nice day.",
         "ask_slot": "Could you tell me your {slot}?",
+        "ask_again": "Let me ask again: {question}",
         "invalid": "I couldn't use that answer.",
         "confirm": "Should I change {old} to {new}?",
         "true": "yes", "false": "no",
+    },
+}
+# The second wording of each common sentence: said when the first would repeat the reply
+# before it word for word.
+AGAIN: dict[str, dict[str, str]] = {
+    "ko": {
+        "greeting": "반가워요. 편하게 이야기 나눠요.",
+        "continue": "네, 듣고 있어요. 편하게 이야기해 주세요.",
+        "no_input": "천천히 하셔도 괜찮아요. 준비되시면 말씀해 주세요.",
+        "not_understood": "제가 아직 잘 못 알아들었어요. 조금 다르게 말씀해 주시겠어요?",
+        "goodbye": "네, 다음에 또 이야기 나눠요.",
+        "invalid": "죄송해요, 그 답으로는 아직 확인이 어려워요.",
+    },
+    "en": {
+        "greeting": "Hi there. Let's have a chat.",
+        "continue": "I'm listening. Tell me more.",
+        "no_input": "No rush. Say something whenever you're ready.",
+        "not_understood": "I'm still not sure I understood. Could you put it another way?",
+        "goodbye": "Okay, talk to you another time.",
+        "invalid": "Sorry, that answer didn't work for me.",
     },
 }
 
@@ -89,82 +124,152 @@ def pending_confirmation(decision: Decision, state: DialogueState) -> PendingCon
     return pending
 
 
+class Reply(msgspec.Struct, frozen=True):
+    """A worded decision: the text, the session's rotation after it (`DialogueState.rotation`:
+    the engine saves it with the turn), and the variants of the response the text came from,
+    filled ("" for one left without words; the references an LLM NLG rewords; empty when
+    the text is no response with variants)."""
+
+    text: str
+    rotation: dict[str, int]
+    variants: tuple[str, ...] = ()
+
+
+def speak(nlg: NLG, decision: Decision, context: RenderContext) -> Reply:
+    """The reply of any NLG: its `reply` when it has one (the template and LLM NLGs, which
+    say which variant they used), else its `render` with the rotation left as it was."""
+    reply = getattr(nlg, "reply", None)
+    if reply is not None:
+        return reply(decision, context)
+    return Reply(nlg.render(decision, context), context.state.rotation)
+
+
 class TemplateNLG:
     """Responses from the scenario's texts with placeholders; common messages otherwise."""
 
     name = "template"
 
     def render(self, decision: Decision, context: RenderContext) -> str:
+        return self.reply(decision, context).text
+
+    def reply(self, decision: Decision, context: RenderContext) -> Reply:
+        """The reply and the rotation after it: the chain of what the decision may say
+        (`_chain`), the first candidate that is not the previous sentence (`choose`)."""
         runtime, state = context.runtime, context.state
         words = MESSAGES[runtime.language]
-        body = self._body(decision, runtime, state, words) or words["continue"]
         pending = pending_confirmation(decision, state)
+        prefix = ""
         if pending is not None and decision.tier != "safety":  # help first, questions later
-            return _confirm_question(runtime, pending, words) + " " + body
-        return body
+            prefix = _confirm_question(runtime, pending, words) + " "
+        chain = self._chain(decision, runtime, state, words)
+        choice = choose(chain, state.rotation, state.last_said(), prefix)
+        self._said(choice, state)
+        source = choice.source
+        variants = tuple(source.texts) if source is not None and len(source.raw) > 1 else ()
+        return Reply(prefix + (choice.text or words["continue"]), choice.rotation, variants)
 
-    def _body(self, decision: Decision, runtime: Runtime, state: DialogueState,
-              words: dict[str, str]) -> str:
+    def _said(self, choice: Choice, state: DialogueState) -> None:
+        """Called with every choice (`mgi fuzz` audits what was said here)."""
+
+    def _chain(self, decision: Decision, runtime: Runtime, state: DialogueState,
+               words: dict[str, str]) -> Iterator[Candidates]:
+        """The candidates of the decision, best first; made as `choose` reads them (most
+        replies are the first), so the ones after the chosen one cost nothing."""
         kind = decision.kind
         if kind == COMPLETE:
             node = runtime.nodes[decision.handled_node]
-            return self._response(node, "complete", state, words) or words["goodbye"]
-        if kind == OPEN:
-            opening = runtime.nodes[decision.handled_node]
-            return self._speak_for(runtime, opening, state, words) or words["greeting"]
-        if kind == MOVE:
-            target = runtime.nodes[decision.next_node]
-            return self._speak_for(runtime, target, state, words) or words["continue"]
-        table = runtime.nodes[decision.handled_node]
-        if kind == FALLBACK:
-            return self._fallback(table, decision.fallback, state, words)
-        return self._stay(decision, runtime, table, state, words)
+            yield self._variants(node, "complete", state, words)
+            yield _common(runtime, "goodbye")
+        elif kind in (OPEN, MOVE):  # the opening node, or the target of the move
+            table = runtime.nodes[decision.handled_node if kind == OPEN else decision.next_node]
+            yield self._default(table, state, words)  # `_speak_for`, written out: every move
+            yield self._reask(runtime, table, state, words)
+            yield _common(runtime, "greeting" if kind == OPEN else "continue")
+        elif kind == FALLBACK:
+            yield from self._reprompt(runtime, runtime.nodes[decision.handled_node],
+                                      decision.fallback, state, words)
+        else:
+            yield from self._stay(decision, runtime, runtime.nodes[decision.handled_node],
+                                  state, words)
 
     def _stay(self, decision: Decision, runtime: Runtime, table: NodeTable,
-              state: DialogueState, words: dict[str, str]) -> str:
-        if decision.tier == "safety":  # a hold keeps helping: the node's help again
-            return self._speak_for(runtime, table, state, words) or words["continue"]
+              state: DialogueState, words: dict[str, str]) -> Iterator[Candidates]:
+        if decision.tier == "safety":  # a hold keeps helping: the node's help, never a filler
+            yield from self._speak_for(runtime, table, state, words)
+            return
         invalid = decision.slot_update.invalid if decision.slot_update is not None else ()
         if invalid:
-            return words["invalid"] + " " + _ask(runtime, invalid[0], words)
+            question = _ask(runtime, invalid[0], words)
+            yield Candidates(None, tuple(f"{said} {question}"
+                                         for said in _common(runtime, "invalid").texts))
+            return
         if decision.turn_limit_reached:
-            said = self._response(table, "turn_limit", state, words)
-            if said:
-                return said
+            yield self._variants(table, "turn_limit", state, words)
         if decision.reason == "gate:required_slots" and decision.missing_slots:
-            return _ask(runtime, decision.missing_slots[0], words)
-        if decision.fallback is not None:
-            return self._fallback(table, decision.fallback, state, words)
-        if table.is_end:  # staying at a closing node: never repeat the farewell
-            return words["continue"]
-        return self._speak_for(runtime, table, state, words) or words["continue"]
+            # the question, or it asked again; not the default, which may ask what is known
+            question = _ask(runtime, decision.missing_slots[0], words)
+            yield Candidates(None, (question, words["ask_again"].replace("{question}", question)))
+        elif decision.fallback is not None:
+            yield from self._reprompt(runtime, table, decision.fallback, state, words)
+        elif table.is_end:  # staying at a closing node: never repeat the farewell
+            yield _common(runtime, "continue")
+        else:
+            yield from self._speak_for(runtime, table, state, words)
+            yield _common(runtime, "continue")
 
-    def _fallback(self, table: NodeTable, kind: str | None, state: DialogueState,
-                  words: dict[str, str]) -> str:
+    def _reprompt(self, runtime: Runtime, table: NodeTable, kind: str | None,
+                  state: DialogueState, words: dict[str, str]) -> Iterator[Candidates]:
+        """SPEC 9's order: the fallback's variants, the re-ask of the first missing slot, the
+        default (never a closing node's farewell), then the common message."""
         kind = kind or "not_understood"
-        return self._response(table, kind, state, words) or words[kind]
+        yield self._variants(table, kind, state, words)
+        yield self._reask(runtime, table, state, words)
+        if not table.is_end:
+            yield self._default(table, state, words)
+        yield _common(runtime, kind)
 
     def _speak_for(self, runtime: Runtime, table: NodeTable, state: DialogueState,
-                   words: dict[str, str]) -> str:
+                   words: dict[str, str]) -> Iterator[Candidates]:
         """What a node says when it speaks: its default, else the question it needs answered."""
-        said = self._response(table, "default", state, words)
-        here = table.id == state.current_node
-        if here and state.skill_status in ("failed", "timeout") and table.node.fallback:
-            said = f"{table.node.fallback} {said}".strip()
-        if said:
-            return said
-        for index in missing_slots(table, state.slots) or _unfilled(table, state):
-            return _ask(runtime, index, words)
-        return ""
+        yield self._default(table, state, words)
+        yield self._reask(runtime, table, state, words)
 
-    def _response(self, table: NodeTable, kind: str, state: DialogueState,
-                  words: dict[str, str]) -> str:
-        text = table.responses.get(kind)
-        if not text or "{" not in text:
-            return text or ""
-        here = table.id == state.current_node
-        return fill_placeholders(text, state.slots, state.skill_data if here else {}, words,
-                                 state.profile)
+    def _default(self, table: NodeTable, state: DialogueState,
+                 words: dict[str, str]) -> Candidates:
+        """The node's default variants; a skill that failed here puts `params.fallback` first."""
+        default = self._variants(table, "default", state, words)
+        fallback = table.node.fallback
+        if fallback and table.id == state.current_node and \
+                state.skill_status in ("failed", "timeout"):
+            texts = tuple(f"{fallback} {said}".strip() for said in default.texts)
+            return msgspec.structs.replace(default, texts=texts or (fallback,))
+        return default
+
+    def _reask(self, runtime: Runtime, table: NodeTable, state: DialogueState,
+               words: dict[str, str]) -> Candidates:
+        """The question of the node's first missing slot (required first), if any."""
+        for index in missing_slots(table, state.slots) or _unfilled(table, state):
+            return Candidates(None, (_ask(runtime, index, words),))
+        return Candidates(None, ())
+
+    def _variants(self, table: NodeTable, kind: str, state: DialogueState,
+                  words: dict[str, str]) -> Candidates:
+        """The node's `responses.KIND` variants, placeholders filled (skill data only where
+        the skill ran: the current node)."""
+        texts = table.responses.get(kind, ())
+        said = texts
+        for text in texts:
+            if "{" in text:  # filled only where there is something to fill (the hot path)
+                data = state.skill_data if table.id == state.current_node else {}
+                said = [fill_placeholders(text, state.slots, data, words, state.profile)
+                        for text in texts]
+                break
+        return Candidates(table.id + ":" + kind, said, texts)
+
+
+def _common(runtime: Runtime, key: str) -> Candidates:
+    """A common sentence and its second wording, in the scenario's language."""
+    return Candidates(None, (MESSAGES[runtime.language][key], AGAIN[runtime.language][key]))
 
 
 def _unfilled(table: NodeTable, state: DialogueState) -> tuple[int, ...]:

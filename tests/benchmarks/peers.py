@@ -21,8 +21,9 @@ is silence, an unknown act is null, null with a declared intent is inform), slot
 (declared slots only, enum members, integer bounds; any declared slot may be filled), the
 counters, the fallback budget (two re-prompts per node, none at the closing node), the turn
 limit, min_turns, global rules first (skipped when they target the current node), the
-resume-to-first-empty-slot rules of the closing node, the template wording and a bounded
-history. A peer keeps its session state live (a dict, changed in place) where the engine
+resume-to-first-empty-slot rules of the closing node, the template wording (SPEC 9: each
+response's variants in rotation, kept per session, and never the previous reply when the
+turn has another sentence) and a bounded history. A peer keeps its session state live (a dict, changed in place) where the engine
 builds a new frozen state each turn and saves it in a versioned store; LangGraph's
 checkpointer serializes it.
 
@@ -115,13 +116,22 @@ ACTS = frozenset(("affirm", "deny", "inform", "question", "greet", "goodbye", "t
                   "silence", "null"))
 INTENTS = frozenset(SCENARIO["intents"])
 CLOSING_ACTS = frozenset(SCENARIO["graph"]["closing_acts"]) - {"null"}
-RESPONSES: dict[str, dict[str, str]] = {
-    node["id"]: node["responses"] for node in SCENARIO["graph"]["nodes"]}
+# Each response as its variants (SPEC 9: a plain string is one).
+RESPONSES: dict[str, dict[str, list[str]]] = {
+    node["id"]: {kind: [said] if isinstance(said, str) else said
+                 for kind, said in node.get("responses", {}).items()}
+    for node in SCENARIO["graph"]["nodes"]}
+QUESTIONS = {name: slot.get("question") for name, slot in SCENARIO["slots"].items()}
+COLLECT = {node["id"]: node.get("collect_slots", []) for node in SCENARIO["graph"]["nodes"]}
 ENTRY = SCENARIO["graph"]["entry"]
 HISTORY_LIMIT = 6
-COMMON = {"no_input": "혹시 듣고 계세요? 편하실 때 말씀해 주세요.",
-          "not_understood": "죄송해요, 잘 이해하지 못했어요. 다시 말씀해 주시겠어요?",
-          "goodbye": "네, 알겠습니다. 좋은 하루 보내세요.", "continue": "네, 말씀해 주세요."}
+# The common sentences, each with the second wording said when the first would repeat.
+COMMON = {"no_input": ["혹시 듣고 계세요? 편하실 때 말씀해 주세요.",
+                       "천천히 하셔도 괜찮아요. 준비되시면 말씀해 주세요."],
+          "not_understood": ["죄송해요, 잘 이해하지 못했어요. 다시 말씀해 주시겠어요?",
+                             "제가 아직 잘 못 알아들었어요. 조금 다르게 말씀해 주시겠어요?"],
+          "goodbye": ["네, 알겠습니다. 좋은 하루 보내세요.", "네, 다음에 또 이야기 나눠요."],
+          "continue": ["네, 말씀해 주세요.", "네, 듣고 있어요. 편하게 이야기해 주세요."]}
 GREETING, DAILY, MEAL, HEALTH, GENERAL, CLOSURE = (
     "greeting_introduction", "daily_life_check", "meal_check", "health_check",
     "general_conversation", "conversation_closure")
@@ -187,31 +197,57 @@ def fill_slots(slots: dict, extracted: dict | None, act: str) -> dict:
     return slots
 
 
-def word(node: str, kind: str, reason: str, fallback: str | None, turn_limit: bool,
-         target: str | None) -> str:
-    """The template wording of the engine for this flow (no placeholders in it)."""
+def word(state: dict, slots: dict, kind: str, node: str, target: str | None,
+         fallback: str | None, turn_limit: bool) -> tuple[str, dict]:
+    """The template wording of the engine for this flow (no placeholders, no required slot,
+    no confirmation in it): the reply and the session's rotation after it. The candidates of
+    the turn in order; a response's variants start after the one said last; the first that
+    is not the previous reply is said (SPEC 9)."""
     if kind == "move":
-        return RESPONSES[target]["default"]
-    said = RESPONSES[node]
-    if kind == "complete":
-        return said.get("complete") or COMMON["goodbye"]
-    if kind == "fallback":
-        return said.get(fallback) or COMMON[fallback]
-    if turn_limit and said.get("turn_limit"):
-        return said["turn_limit"]
-    if fallback is not None:
-        return said.get(fallback) or COMMON[fallback]
-    if node == CLOSURE:
-        return COMMON["continue"]
-    return said["default"]
+        chain = [(target, "default"), _reask(target, slots), COMMON["continue"]]
+    elif kind == "complete":
+        chain = [(node, "complete"), COMMON["goodbye"]]
+    else:
+        chain = [(node, "turn_limit")] if kind == "stay" and turn_limit else []
+        if fallback is not None:
+            chain += [(node, fallback), _reask(node, slots)]
+            chain += [] if node == CLOSURE else [(node, "default")]
+            chain.append(COMMON[fallback])
+        elif node == CLOSURE:
+            chain.append(COMMON["continue"])
+        else:
+            chain += [(node, "default"), _reask(node, slots), COMMON["continue"]]
+    return first_new(chain, state["rotation"], state["history"][-1][1])
+
+
+def _reask(node: str, slots: dict) -> list[str]:
+    """The question of the node's first empty collect slot."""
+    return next(([QUESTIONS[name]] for name in COLLECT[node] if slots.get(name) is None), [])
+
+
+def first_new(chain: list, rotation: dict, previous: str | None) -> tuple[str, dict]:
+    """The first sentence of `chain` (a (node, kind) response, or fixed sentences) that is not
+    `previous`, else the first; the rotation with the variant said."""
+    first = None
+    for item in chain:
+        texts = RESPONSES[item[0]].get(item[1], []) if isinstance(item, tuple) else item
+        key = f"{item[0]}:{item[1]}" if isinstance(item, tuple) and len(texts) > 1 else None
+        start = rotation[key] + 1 if key in rotation else 0
+        for index in (i % len(texts) for i in range(start, start + len(texts))):
+            said = (texts[index], rotation if key is None else {**rotation, key: index})
+            if texts[index] != previous:
+                return said
+            first = first or said
+    return first
 
 
 def new_state() -> dict:
     """A session just opened (bot first: the opening is session turn 1, node turn 1)."""
+    opening, rotation = first_new([(ENTRY, "default")], {}, None)
     return {"node": ENTRY, "previous": None, "node_turns": 1, "session_turns": 1,
             "no_input": 0, "not_understood": 0, "retries": 0, "exhausted": False,
-            "turn_limit": False, "slots": {}, "complete": False,
-            "history": [(None, RESPONSES[ENTRY]["default"], ENTRY, "opening")]}
+            "turn_limit": False, "slots": {}, "complete": False, "rotation": rotation,
+            "history": [(None, opening, ENTRY, "opening")]}
 
 
 def remember(history: list, entry: tuple) -> list:
@@ -310,7 +346,7 @@ def graph_turn(state: dict, params: NodeParams, text: str, nlu: dict | None,
         changes.update(node_turns=node_turns, retries=retries + 1 if reprompt else retries,
                        exhausted=exhausted, turn_limit=turn_limit,
                        complete=kind == "complete")
-    response = word(here, kind, reason, fallback, turn_limit, target)
+    response, changes["rotation"] = word(state, slots, kind, here, target, fallback, turn_limit)
     changes["history"] = remember(state["history"], (text, response, here, reason))
     nxt = None if kind == "complete" else target if kind == "move" else here
     return changes, (here, nxt, reason, kind == "complete", response)
@@ -545,10 +581,10 @@ class PlainRouter:
                 target, reason = GENERAL, "next_nodes[3]"
         else:
             kind, reason = "complete", "terminal"
+        response, s["rotation"] = word(s, slots, kind, here, target, fallback, turn_limit)
         if kind == "move":
             s["node"], s["previous"], s["node_turns"] = target, here, 0
             s["retries"], s["exhausted"], s["turn_limit"] = 0, False, False
-            response = RESPONSES[target]["default"]
             nxt = target
         else:
             s["retries"] = retries + 1 if reprompt else retries
@@ -557,7 +593,6 @@ class PlainRouter:
             nxt = here
             if kind == "complete":
                 s["complete"], nxt = True, None
-            response = word(here, kind, reason, fallback, turn_limit, None)
         s["history"] = remember(s["history"], (text, response, here, reason))
         return here, nxt, reason, kind == "complete", response
 
@@ -579,6 +614,7 @@ class ChatState(TypedDict, total=False):
     turn_limit: bool
     slots: dict
     complete: bool
+    rotation: dict
     history: list
     handled: str  # this turn's outcome
     next: str | None
