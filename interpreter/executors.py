@@ -83,6 +83,17 @@ def action_id(session_id: str, turn: int, node_id: str) -> str:
     return f"{session_id}:{turn}:{node_id}"
 
 
+def kept_actions(state: DialogueState) -> list:
+    """The completed actions a new one joins: every one of this turn (however long its chain:
+    an id must never run twice in a turn) and the latest of earlier turns, `ACTIONS_KEPT` in
+    all when the turn's own allow it."""
+    this_turn = action_id(state.session_id, state.session_turns, "")
+    current = [a for a in state.actions if a.action_id.startswith(this_turn)]
+    earlier = [a for a in state.actions if not a.action_id.startswith(this_turn)]
+    room = max(0, ACTIONS_KEPT - 1 - len(current))
+    return [*(earlier[-room:] if room else []), *current]
+
+
 def action_node(action: str) -> str:
     """The node of an action id (node ids hold no ':'; session ids may)."""
     return action.rpartition(":")[2]
@@ -103,7 +114,6 @@ def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
                            dict(state.slots), action_id=action)
     args = fill_argument(node.skill_args, state.slots, state.profile)
     result = run_skill(skill, args, context, node.timeout_ms)
-    actions = [*state.actions[-(ACTIONS_KEPT - 1):], ActionRecord(action, result.status,
-                                                                 result.data)]
+    actions = [*kept_actions(state), ActionRecord(action, result.status, result.data)]
     return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data,
                                    actions=actions)

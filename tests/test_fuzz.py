@@ -561,10 +561,6 @@ def test_recording_skills_lend_the_skills_and_note_each_run():
     assert skills.take() == [("s:1:n", "n")] and skills.take() == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the engine keeps only the last 8 completed actions "
-                   "(ACTIONS_KEPT), so a chain through 9 skill nodes back to the first runs that "
-                   "action twice in one turn; `action_once` catches it (see "
-                   "tests/test_tasks_engine.py)")
 def test_action_once_holds_on_a_long_chain_back_to_a_skill_node(tmp_path):
     from test_tasks_engine import long_skill_chain
 

@@ -477,9 +477,6 @@ def test_a_chain_back_to_a_skill_node_does_not_run_its_action_again():
     assert skill.runs == ["s:1:t0", "s:1:t1", "s:1:t2"]  # t0 waits: its recorded result
 
 
-@pytest.mark.xfail(strict=True, reason="bug: only the last ACTIONS_KEPT (8) completed actions "
-                   "are kept, so a chain through more than 8 skill nodes back to the first one "
-                   "runs that action a second time in the same turn (SPEC 8.4)")
 def test_a_long_chain_back_to_a_skill_node_does_not_run_its_action_again():
     skill = Recording()
     engine = engine_for(long_skill_chain(ACTIONS_KEPT + 1), skill)
