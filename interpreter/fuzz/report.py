@@ -22,9 +22,9 @@ import re
 import sys
 import time
 from collections import Counter
-from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
+from ..skills.email import use_outbox
 from .properties import BUILT_IN, OPT_IN, Violation
 
 
@@ -119,34 +119,6 @@ class FuzzReport:
             return "opt-in", OPT_IN[name], None
         prop = next(p for p in self.designer.properties if p.name == name)
         return "designer", prop.text, prop.line
-
-
-MAIL_SERVER, MAIL_OUTBOX = "MAGO_SMTP_URL", "MAGO_OUTBOX"  # what the `email` skill reads
-
-
-@contextmanager
-def quiet_mail() -> Iterator[None]:
-    """No mail leaves while fuzzing (SPEC 8.4's `email` skill): no SMTP server and no outbox
-    but the one `use_outbox` names; the environment is as it was afterwards."""
-    saved = {name: os.environ.get(name) for name in (MAIL_SERVER, MAIL_OUTBOX)}
-    os.environ.pop(MAIL_SERVER, None)
-    use_outbox(None)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def use_outbox(folder: str | None) -> None:
-    """The `email` skill's outbox from now on (None: no transport, the skill fails)."""
-    if folder is None:
-        os.environ.pop(MAIL_OUTBOX, None)
-    else:
-        os.environ[MAIL_OUTBOX] = folder
 
 
 def attach_transcripts(report: FuzzReport, ir_path: str, directory: str | None,

@@ -21,8 +21,8 @@ stands still but for the pauses, so every run of a conversation reads the same
 `system.idle_seconds`). The engine's skills are lent through `RecordingSkills`, so that each
 step's skill runs can be checked (`action_once`); the livelock search and the safety sweep
 use the plain registry. Skills that act on the world never do while fuzzing (thousands of
-conversations must not send thousands of e-mails): there is no SMTP server (`quiet_mail`),
-and the built-in `email` skill (SPEC 8.4) writes into a temporary outbox of `run_fuzz`'s,
+conversations must not send thousands of e-mails): there is no SMTP server
+(`skills.email.mail_sandbox`), and the built-in `email` skill (SPEC 8.4) writes into a temporary outbox of `run_fuzz`'s,
 deleted afterwards. A scenario with an `email` node draws, per conversation, whether that
 outbox is there (`Conversation.offline`: no transport, the skill fails), so that both its
 success and its failure paths are explored.
@@ -49,12 +49,13 @@ from .. import ir
 from ..engine import Engine, ShiftedClock
 from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
                           end_intents, positive_literals)
-from .properties import (BUILT_IN, AuditedNLG, Conversation, DesignerProperties,
+from .properties import (AuditedNLG, Conversation, DesignerProperties,
                               Expectation, PropertiesError, RecordingSkills, Violation,
                               check_actions, check_chain, check_known_ask, check_repeat,
                               check_response, check_safety_step, entered_node, load_properties,
                               passed_nodes, safety_sweep, violation)
-from .report import Coverage, FuzzReport, Progress, attach_transcripts, quiet_mail, use_outbox
+from ..skills.email import mail_sandbox, use_outbox
+from .report import Coverage, FuzzReport, Progress, attach_transcripts
 from ..loader import Runtime, condition_fields
 from ..understanding.nlu import ScriptedNLU
 from ..stores.sessions import MemorySessionStore
@@ -159,7 +160,7 @@ class Fuzzer:
         started = time.perf_counter()
         checked = [p for p in self.properties() if p != "end_nodes_reachable"]
         found: dict[str, Violation] = {}
-        with quiet_mail():
+        with mail_sandbox():
             rounds, interrupted = self._rounds(checked, found)
         return self._report(started, found, rounds, interrupted)
 
@@ -535,7 +536,7 @@ def run_fuzz(runtime: Runtime, ir_path: str, options: FuzzOptions,
         with StopRequest() as stop:
             report = Fuzzer(runtime, options, designer, skills, progress, stop, outbox).run()
         try:
-            with quiet_mail():
+            with mail_sandbox():
                 attach_transcripts(report, ir_path, transcripts_dir, skills, outbox)
         except OSError as error:
             raise FuzzUsageError(f"cannot write transcripts to {transcripts_dir}: "

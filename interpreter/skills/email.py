@@ -29,11 +29,12 @@ from __future__ import annotations
 import errno
 import os
 import re
-from contextlib import suppress
-from typing import Any, NamedTuple
+from contextlib import contextmanager, suppress
+from typing import Any, Iterator, NamedTuple
 
 from .registry import Skill, SkillContext, SkillResult
 
+SMTP_URL_ENV, OUTBOX_ENV = "MAGO_SMTP_URL", "MAGO_OUTBOX"  # the transport, read at each run
 SMTP_TIMEOUT_SECONDS = 4.0  # under the 5 s that a node without `timeout_ms` gets
 MESSAGE_ID_DOMAIN = "mago"
 NO_TRANSPORT = "no mail transport: set MAGO_SMTP_URL or MAGO_OUTBOX"
@@ -70,7 +71,7 @@ class EmailSkill(Skill):
         if isinstance(fields, str):
             return _failed(fields)
         action = context.action_id or f"no-action-id-{os.urandom(16).hex()}"
-        url, outbox = os.environ.get("MAGO_SMTP_URL"), os.environ.get("MAGO_OUTBOX")
+        url, outbox = os.environ.get(SMTP_URL_ENV), os.environ.get(OUTBOX_ENV)
         if url:
             return send_smtp(url, fields, action, args.get("timeout_ms"))
         if outbox:
@@ -317,3 +318,29 @@ def _failed(reason: str, secret: str = "") -> SkillResult:
     if secret:
         line = line.replace(secret, "***")
     return SkillResult("failed", {"error": line[:300]})
+
+
+@contextmanager
+def mail_sandbox(outbox: str | None = None) -> Iterator[None]:
+    """While it lasts, no mail reaches a server: `MAGO_SMTP_URL` is unset and `MAGO_OUTBOX` is
+    `outbox` (None: no transport, the skill fails); the environment is as it was afterwards.
+    For tools that run many conversations (`mgi test`, `mgi fuzz`)."""
+    saved = {name: os.environ.get(name) for name in (SMTP_URL_ENV, OUTBOX_ENV)}
+    os.environ.pop(SMTP_URL_ENV, None)
+    use_outbox(outbox)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def use_outbox(folder: str | None) -> None:
+    """The outbox from now on (None: no transport, the skill fails)."""
+    if folder is None:
+        os.environ.pop(OUTBOX_ENV, None)
+    else:
+        os.environ[OUTBOX_ENV] = folder

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..skills.email import OUTBOX_ENV, SMTP_URL_ENV, mail_sandbox
 from .parse import (NONE_MARK, Expectation, Step, Transcript, TranscriptError,  # noqa: F401
                     clip, load_transcript, parse_transcript)
 
@@ -113,16 +114,12 @@ def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[Tra
 
 @contextlib.contextmanager
 def _mail_outbox():
-    """MAGO_OUTBOX set to a temporary folder while transcripts run, unless a transport is set."""
-    if os.environ.get("MAGO_SMTP_URL") or os.environ.get("MAGO_OUTBOX"):
+    """A temporary outbox while transcripts run, unless a transport is set."""
+    if os.environ.get(SMTP_URL_ENV) or os.environ.get(OUTBOX_ENV):
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="mago-outbox-") as folder:
-        os.environ["MAGO_OUTBOX"] = folder
-        try:
-            yield
-        finally:
-            os.environ.pop("MAGO_OUTBOX", None)
+    with tempfile.TemporaryDirectory(prefix="mago-outbox-") as folder, mail_sandbox(folder):
+        yield
 
 
 def _run_files(paths: list[str], ir_dir: str | os.PathLike) -> list[TranscriptResult]:
