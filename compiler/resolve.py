@@ -27,7 +27,7 @@ from .condition_ast import Condition, Leaf, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .slotdefs import check_slots
-from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario, SlotDef
+from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
 PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")

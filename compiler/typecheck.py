@@ -28,7 +28,7 @@ from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
 from interpreter.fields import (LIST_KIND_OPERATORS, LIST_OPERATORS, NO_VALUE_OPERATORS,
-                                NUMERIC_KINDS, ORDERING_OPERATORS, TEXT_KINDS, VALUE_TYPES)
+                                NUMERIC_KINDS, ORDERING_OPERATORS, TEXT_KINDS)
 from interpreter.ir import (
     ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SAFETY_VALUES, SKILL_STATUSES,
     fits_int64,

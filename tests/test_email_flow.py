@@ -250,6 +250,16 @@ def engine_at_confirmation(ir_dir: Path) -> tuple[Engine, CrashingStore, tuple[s
     return engine, store, turns[6]
 
 
+def crashed_at_sending(ir_dir: Path) -> tuple[Engine, CrashingStore, tuple[str, dict]]:
+    """`engine_at_confirmation`, then the send turn played once with a store whose `put`
+    raises: the skill ran, the state was not saved (the crash between the skill and the save)."""
+    engine, store, (text, nlu) = engine_at_confirmation(ir_dir)
+    store.armed = True
+    with pytest.raises(StoreCrash):
+        engine.turn("s", text, nlu)
+    return engine, store, (text, nlu)
+
+
 @pytest.fixture
 def no_transport(monkeypatch):
     for name in MAIL_ENV:
@@ -261,10 +271,7 @@ def test_crash_before_the_save_writes_no_second_outbox_file(ir_dir, tmp_path, no
     outbox = tmp_path / "outbox"
     outbox.mkdir()
     no_transport.setenv("MAGO_OUTBOX", str(outbox))
-    engine, store, (text, nlu) = engine_at_confirmation(ir_dir)
-    store.armed = True
-    with pytest.raises(StoreCrash):
-        engine.turn("s", text, nlu)
+    engine, store, (text, nlu) = crashed_at_sending(ir_dir)
     [written] = list(outbox.glob("*.eml"))  # the skill ran before the crash
     first = written.read_bytes()
     assert engine.session("s").current_node == "confirming"  # nothing was saved
@@ -278,10 +285,7 @@ def test_crash_before_the_save_writes_no_second_outbox_file(ir_dir, tmp_path, no
 def test_crash_before_the_save_resends_over_smtp_with_the_same_message_id(ir_dir, no_transport):
     with SmtpServer() as server:
         no_transport.setenv("MAGO_SMTP_URL", server.url)
-        engine, store, (text, nlu) = engine_at_confirmation(ir_dir)
-        store.armed = True
-        with pytest.raises(StoreCrash):
-            engine.turn("s", text, nlu)
+        engine, store, (text, nlu) = crashed_at_sending(ir_dir)
         assert len(server.messages) == 1  # accepted by the server, then the crash
         again = engine.turn("s", text, nlu)
         messages = server.messages
@@ -298,10 +302,7 @@ def test_a_retry_that_carries_the_completed_run_never_sends_again(ir_dir, no_tra
     conflict) comes with the retry; the node does not run its skill again."""
     with SmtpServer() as server:
         no_transport.setenv("MAGO_SMTP_URL", server.url)
-        engine, store, (text, nlu) = engine_at_confirmation(ir_dir)
-        store.armed = True
-        with pytest.raises(StoreCrash):
-            engine.turn("s", text, nlu)
+        engine, store, (text, nlu) = crashed_at_sending(ir_dir)
         saved = engine.session("s")
         done = tuple(a for a in store.lost.actions if a not in saved.actions)
         assert [a.status for a in done] == ["ok"]

@@ -59,7 +59,6 @@ threshold from 0.20 to 0.70.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any, NamedTuple
 
 from .. import ir, patterns
@@ -366,7 +365,7 @@ class RulesNLU:
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._emails_anywhere = tuple(emails) if len(emails) == 1 else ()
-        self._patterned: dict[int, _PatternSlot] = {}
+        self._patterned: dict[int, PatternReader] = {}
         for i, slot in enumerate(program.slots):
             if item_kind(slot) == "string" and slot.pattern:
                 try:

@@ -39,7 +39,7 @@ are Korean or English after `program.language`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 import msgspec
 
