@@ -11,10 +11,10 @@ IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c tests/constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 build: $(STAMP) $(IRS)
@@ -59,7 +59,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 
 $(BENCH_STAMP): pyproject.toml $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -c tests/constraints.txt -e '.[dev,bench]'
 	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP) build/senimate.ir

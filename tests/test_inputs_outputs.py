@@ -9,11 +9,14 @@ stderr and an exit status of 0, 1, 2 or 130, never a traceback or "internal erro
 from __future__ import annotations
 
 import os
+import pty
+import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -268,21 +271,57 @@ def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay
     assert "Traceback" not in err, err
 
 
+class TerminalOutput:
+    """What a program writes to a pseudo-terminal, read in the background (a full terminal
+    buffer would otherwise block the writer)."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = pty.openpty()
+        self.text = ""
+        self._reader = threading.Thread(target=self._read, daemon=True)
+
+    def start(self) -> None:
+        os.close(self.slave)  # the child holds its own copy
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            self.text += chunk.decode("utf-8", "replace")
+
+    def wait_for(self, pattern: str, seconds: float) -> re.Match:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if found := re.search(pattern, self.text):
+                return found
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} not seen within {seconds} s: {self.text[-300:]!r}")
+
+
 def test_ctrl_c_in_mgi_fuzz_exits_130_with_the_report_so_far(senimate_ir):
+    """Ctrl-C at a terminal once the progress bar shows a finished conversation (polled, so
+    a busy machine only makes the test wait longer)."""
+    terminal = TerminalOutput()
     process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "fuzz", str(senimate_ir),
                                 "--examples", "100000", "--seed", "1", "--format", "json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               stdout=subprocess.PIPE, stderr=terminal.slave, text=True,
                                cwd=ROOT)
+    terminal.start()
     try:
-        time.sleep(3)
+        terminal.wait_for(r"\] [1-9]\d*/100000 conversations", seconds=120)
         process.send_signal(signal.SIGINT)
         started = time.monotonic()
-        out, err = process.communicate(timeout=30)
+        out, _ = process.communicate(timeout=30)
         stopped_after = time.monotonic() - started
     finally:
         process.kill()
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
+    assert process.returncode == 130, terminal.text[-500:]
+    assert "Traceback" not in terminal.text
     import json
 
     report = json.loads(out)
