@@ -6,15 +6,18 @@ port serves the shipped scenarios; each test opens the page as a designer would:
 conversation on clinic_booking (the bubbles, the node highlighted in the SVG, a trace row
 with the value it read, the page's load time), a pasted scenario with an error (its
 diagnostic with line and hint), "Save as transcript" replayed by `mgi test`, the keyboard
-alone, a 375 px wide phone, and a server with an API key. The conversation's screenshot is
-written to build/playground.png (the README's picture is a copy of one).
+alone, a 375 px wide phone, and a server with an API key. The screenshots go to the test's
+temporary folder, or to the folder `MAGO_SCREENSHOTS` names (the README's picture,
+tests/screenshots/playground.png, is a copy of playground.png made that way).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +32,6 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium browser (D
 LOAD_TARGET_MS = 1000  # issue 17: the page loads in under 1 s from a local server
 LOAD_LIMIT_MS = 3000  # what fails the test on a loaded 2-core machine (the target is reported)
 KEY = "playground-test-key-0123456789"
-SCREENSHOT = ROOT / "build" / "playground.png"
 # clinic_booking from the greeting to completion, with a silent turn in the middle:
 # (typed text or None for silence, node after the turn, reason shown, edge taken or None)
 BOOKING = [
@@ -47,6 +49,12 @@ BOOKING = [
     ("감사합니다", "booking_done", "terminal", None),
 ]
 SCREENSHOT_AFTER = 6  # turns: mid-conversation, a move with a full trace
+
+
+def screenshot_path(name: str, tmp_path) -> str:
+    """Where a screenshot goes: `MAGO_SCREENSHOTS` when set, else the test's own folder."""
+    folder = os.environ.get("MAGO_SCREENSHOTS")
+    return str((Path(folder) if folder else tmp_path) / name)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +93,7 @@ def mgi_test(transcript, ir_dir) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
-def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(server, page):
+def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(server, page, tmp_path):
     pg = Playground(page, server.base).open("?scenario=clinic_booking")
     load_ms = pg.load_ms()
     print(f"\nbenchmark playground load: {load_ms:.0f} ms from navigation start to the graph "
@@ -111,8 +119,7 @@ def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(server, pa
                        row["result"] == "false" for row in rows), rows
             assert page.locator("#slots").inner_text().count("1958") == 1
         if index == SCREENSHOT_AFTER:
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            page.screenshot(path=screenshot_path("playground.png", tmp_path), full_page=True)
     assert "홍길동님, 2025-03-14 정형외과 진료 예약이 완료됐어요" in \
         page.locator("#log > li").nth(9).inner_text()
     assert page.locator("#message").is_disabled()  # complete: the session takes no more turns
@@ -237,7 +244,7 @@ def test_the_keyboard_alone_and_the_labels_a_screen_reader_reads(server, page):
         "greeting"
 
 
-def test_a_375_px_phone_reads_it_without_sideways_scrolling(server, browser):
+def test_a_375_px_phone_reads_it_without_sideways_scrolling(server, browser, tmp_path):
     context = browser.new_context(viewport={"width": 375, "height": 812}, device_scale_factor=2,
                                   is_mobile=True, has_touch=True)
     page = context.new_page()
@@ -252,7 +259,7 @@ def test_a_375_px_phone_reads_it_without_sideways_scrolling(server, browser):
         size = page.evaluate("parseFloat(getComputedStyle(document.querySelector("
                              "'.bubble.bot')).fontSize)")
         assert size >= 14
-        page.screenshot(path=str(ROOT / "build" / "playground-375.png"), full_page=True)
+        page.screenshot(path=screenshot_path("playground-375.png", tmp_path), full_page=True)
     finally:
         context.close()
 
