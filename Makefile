@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 SCENARIOS := $(wildcard scenarios/*.json)
 IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
-.PHONY: setup demo demo-email test build bench fuzz serve clean
+.PHONY: setup demo demo-email test build bench fuzz serve docs clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,11 @@ demo-email: $(STAMP) build/email_compose.ir
 # service"); Ctrl-C stops it.
 serve: $(STAMP) $(IRS)
 	$(BIN)/mgi serve $(IRS) --host 127.0.0.1 --port 8080 --store sqlite:build/mago-sessions.db
+
+# The documentation site (Sphinx, docs/): strict, as the suite builds it; open build/docs/index.html.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -n -q -b html -d build/docs-doctrees docs build/docs
+	@echo "built build/docs/index.html"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
