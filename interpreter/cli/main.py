@@ -25,6 +25,7 @@ from typing import IO, Any, Iterator
 from .. import __version__, files
 from . import streams
 from .console import LEVELS
+from .report import add_event_options, add_report_parser, recorder
 from ..service.command import add_serve_parser
 from .plugins import (InputError, LazyRulesNLU, add_llm_options, llm_plugins, llm_settings,
                       skill_registry)
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                           'object per turn out')
     run.add_argument("--profile", metavar="FILE.json",
                      help="the session profile: a JSON object of the scenario's profile fields")
+    add_event_options(run)
     add_limit_option(run)
     run.set_defaults(handler=run_command)
     test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
@@ -90,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_option(test)
     test.set_defaults(handler=test_command)
     add_fuzz_parser(commands)
+    add_report_parser(commands)
     add_serve_parser(commands, lambda serve: (add_llm_options(serve), add_limit_option(serve)))
     return parser
 
@@ -149,6 +152,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
                                     echo_user=not interactive, nlg_name=args.nlg_name, llm=llm)
+        conversation.recorder = recorder(args, runtime, conversation.clock)
         if interactive:
             note(f"(type {QUIT} or press Ctrl-D to end)")
         conversation.open(args.bot_first, args.focus, profile)
@@ -247,6 +251,7 @@ class Conversation:
         self.as_json = as_json
         self.echo_user = echo_user
         self.complete_reason: str | None = None
+        self.recorder: Any = None  # `--events FILE` (cli.report.Recorder)
 
     @property
     def complete(self) -> bool:
@@ -261,6 +266,8 @@ class Conversation:
             result = self.engine.start(SESSION_ID, bot_first, focus, profile)
         except EngineError as error:  # an unknown --node, an invalid profile
             raise InputError(str(error)) from None
+        if self.recorder is not None:
+            self.recorder.started(result)
         if not self.as_json and self.level != "chat":
             speaks = result.response is not None
             emit(start_lines(self.runtime, result.node, speaks, result.focus))
@@ -272,6 +279,8 @@ class Conversation:
         turn after completion) propagates."""
         self.clock.pause(idle)
         result = self.engine.turn(SESSION_ID, text, nlu)
+        if self.recorder is not None:
+            self.recorder.turn(result)
         self.show(result)
         if result.complete and not result.focus:  # focus mode reports completion, never ends
             self.complete_reason = result.reason
