@@ -24,7 +24,7 @@ its abandonment taken back, without having been remembered.
 from __future__ import annotations
 
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from typing import Any, Iterable
 
 from .events import STARTED, Event
@@ -33,6 +33,8 @@ ABANDON_SECONDS = 1800.0  # SPEC 16: no turn for 30 minutes and not complete
 BINS = 10  # confidence histogram: [0, 0.1), ..., [0.9, 1.0]
 UNMATCHED_KEPT = 100  # distinct unmatched texts counted per node
 UNMATCHED_SHOWN = 10
+SETTLE_EVERY = 60.0  # seconds of event time between two settlings of quiet sessions
+SETTLED_BATCH = 4096  # abandoned sessions listed before they are folded into counts
 
 
 class Unmatched:
@@ -93,37 +95,35 @@ class Tally:
             tally = self.nodes[node] = NodeTally()
         return tally
 
-    def turn(self, event: Event) -> None:
-        """A user turn: where it was handled, the path it took, what it was heard as."""
-        node = self.node(event.node)
-        node.turns += 1
-        if event.fallback is not None:
-            node.fallbacks += 1
-        hops = [event.node, *(hop for hop, _ in event.passed)]
-        reasons = [event.reason, *(reason for _, reason in event.passed)]
-        if event.next_node is not None:
-            hops.append(event.next_node)
+    def turn(self, shape: tuple, count: int) -> None:
+        """`count` user turns of one shape (`Aggregator._shape`): where they were handled,
+        the path they took, what they were heard as."""
+        (_, _, here, next_node, reason, passed, complete, turn, fallback, safety,
+         confidence, _) = shape
+        node = self.node(here)
+        node.turns += count
+        if fallback:
+            node.fallbacks += count
+        hops = [here, *(hop for hop, _ in passed)]
+        reasons = [reason, *(why for _, why in passed)]
+        if next_node is not None:
+            hops.append(next_node)
         for index in range(len(hops) - 1):
-            here, there = hops[index], hops[index + 1]
-            if here != there:
-                self.node(here).exits[reasons[index]] += 1
-                self.node(there).visits += 1
-                self.transitions[here, there, reasons[index]] += 1
-        if event.complete:
-            self.completed += 1
-            self.turns_to_complete[event.turn] += 1
-            self.node(hops[-1]).exits[reasons[len(hops) - 1]] += 1
-        if event.safety is not None:
-            self.safety[event.safety] += 1
-        if event.confidence is None:
-            self.no_confidence += 1
+            source, target = hops[index], hops[index + 1]
+            if source != target:
+                self.node(source).exits[reasons[index]] += count
+                self.node(target).visits += count
+                self.transitions[source, target, reasons[index]] += count
+        if complete:
+            self.completed += count
+            self.turns_to_complete[turn] += count
+            self.node(hops[-1]).exits[reasons[len(hops) - 1]] += count
+        if safety is not None:
+            self.safety[safety] += count
+        if confidence is None:
+            self.no_confidence += count
         else:
-            self.confidence[min(BINS - 1, max(0, int(event.confidence * BINS)))] += 1
-        if event.text is not None:
-            kept = self.unmatched.get(event.node)
-            if kept is None:
-                kept = self.unmatched[event.node] = Unmatched()
-            kept.add(event.text)
+            self.confidence[confidence] += count
 
     def figures(self, active: int) -> dict[str, Any]:
         started = self.started
@@ -154,99 +154,161 @@ class Tally:
 
 
 class Aggregator:
-    """Feed `add` the events in order; `report()` once at the end."""
+    """Feed `add` (or `add_all`) the events in order; `report()` once at the end.
+
+    Speed: a turn event costs one tuple of the fields the figures read (its `_shape`, the
+    confidence as its histogram bin) counted in a dict, and the update of its session's entry;
+    the shapes are few (a scenario has few paths) and are spread into the figures once, by
+    `report`. Sessions are settled as abandoned every `SETTLE_EVERY` seconds of event time,
+    not at every event: a session quiet for 30 minutes that speaks again before it was
+    settled is counted as resumed all the same (the `idle` of its event says so)."""
 
     def __init__(self, scenario: str | None = None, since: float | None = None,
                  now: float | None = None):
         self.scenario, self.since = scenario, since
         self.now = now
-        self.tallies: dict[tuple[str, str], Tally] = {}
         self.events = 0
         self.lost = 0  # events a store dropped (a Redis stream past its cap)
         self.window: float | None = since  # the earliest time an event of this report has
-        # session id -> [tally, time of its last event, its current node], oldest first
-        self._live: OrderedDict[str, list] = OrderedDict()
-
-    def add_all(self, events: Iterable[Event]) -> "Aggregator":
-        for event in events:
-            self.add(event)
-        return self
+        self._shapes: dict[tuple, int] = {}  # turn shape -> how many
+        self._started: dict[tuple[str, str, str], int] = {}  # (scenario, hash, node) -> n
+        self._resumed: dict[tuple[str, str, str, bool], int] = {}  # (.., node, settled) -> n
+        self._kept: dict[tuple[str, str, str], Unmatched] = {}  # (scenario, hash, node)
+        self._spans: dict[str, list[float]] = {}  # IR hash -> [first, last] event time
+        # session id -> (time of its last event, its current node, scenario, IR hash), the
+        # least recently heard from first (an entry is re-inserted at each event)
+        self._live: dict[str, tuple[float, str, str, str]] = {}
+        self._settled: list[tuple[str, str, str]] = []  # abandoned: (scenario, hash, node)
+        self._abandoned: dict[tuple[str, str, str], int] = {}  # the same, folded into counts
+        self._next_settle = float("-inf")
 
     def add(self, event: Event) -> None:
-        if self.scenario is not None and event.scenario != self.scenario:
-            return
-        when = event.time
-        if self.since is not None and when < self.since:
-            return
-        if self.window is None:
-            self.window = when
-        self.events += 1
-        self._settle(when - ABANDON_SECONDS)
-        key = (event.scenario, event.ir_hash)
-        tally = self.tallies.get(key)
-        if tally is None:
-            tally = self.tallies[key] = Tally(*key)
-        tally.events += 1
-        if tally.first is None or when < tally.first:
-            tally.first = when
-        if tally.last is None or when > tally.last:
-            tally.last = when
-        live = self._live.get(event.session_id)
-        if event.kind == STARTED:
-            tally.started += 1
-            tally.node(event.node).visits += 1
-        else:
-            if live is None and event.idle >= ABANDON_SECONDS \
-                    and when - event.idle >= self.window:
-                self._resume(tally, event)  # settled as abandoned earlier in this report
-            tally.turn(event)
-        self._follow(event, tally, live)
+        self.add_all((event,))
 
-    def _follow(self, event: Event, tally: Tally, live: list | None) -> None:
-        """Keep the session's last time and node, or forget it once complete."""
-        session_id = event.session_id
-        if event.complete:
-            if live is not None:
-                del self._live[session_id]
-            return
-        where = event.next_node or event.node
-        if live is None:
-            self._live[session_id] = [tally, event.time, where]
-        else:
-            live[1], live[2] = event.time, where
-            self._live.move_to_end(session_id)
+    def add_all(self, events: Iterable[Event]) -> "Aggregator":
+        scenario, since, live, shapes = self.scenario, self.since, self._live, self._shapes
+        for event in events:
+            if scenario is not None and event.scenario != scenario:
+                continue
+            when = event.time
+            if since is not None and when < since:
+                continue
+            if self.window is None:
+                self.window = when
+            self.events += 1
+            if when >= self._next_settle:
+                self._settle(when - ABANDON_SECONDS)
+                self._next_settle = when + SETTLE_EVERY
+            span = self._spans.get(event.ir_hash)
+            if span is None:
+                self._spans[event.ir_hash] = [when, when]
+            elif when > span[1]:
+                span[1] = when
+            entry = live.pop(event.session_id, None)
+            if event.kind == STARTED:
+                key = (event.scenario, event.ir_hash, event.node)
+                self._started[key] = self._started.get(key, 0) + 1
+            else:
+                if event.idle >= ABANDON_SECONDS and (
+                        entry is not None or when - event.idle >= self.window):
+                    self._resume(event, settled=entry is None)
+                shape = self._shape(event)
+                shapes[shape] = shapes.get(shape, 0) + 1
+                if event.text is not None:
+                    self._keep(event)
+            if not event.complete:
+                live[event.session_id] = (when, event.next_node or event.node,
+                                          event.scenario, event.ir_hash)
+        return self
 
-    def _resume(self, tally: Tally, event: Event) -> None:
-        tally.abandoned -= 1
-        tally.resumed += 1
-        tally.node(event.node).drop_offs -= 1
+    @staticmethod
+    def _shape(event: Event) -> tuple:
+        confidence = event.confidence
+        if confidence is not None:
+            confidence = min(BINS - 1, max(0, int(confidence * BINS)))
+        return (event.scenario, event.ir_hash, event.node, event.next_node, event.reason,
+                event.passed, event.complete, event.turn if event.complete else 0,
+                event.fallback is not None, event.safety, confidence, None)
+
+    def _resume(self, event: Event, settled: bool) -> None:
+        """A session back after 30 minutes: if it was settled as abandoned, that is taken
+        back (the node it is back at is the one it was counted lost at)."""
+        key = (event.scenario, event.ir_hash, event.node, settled)
+        self._resumed[key] = self._resumed.get(key, 0) + 1
+
+    def _keep(self, event: Event) -> None:
+        key = (event.scenario, event.ir_hash, event.node)
+        kept = self._kept.get(key)
+        if kept is None:
+            kept = self._kept[key] = Unmatched()
+        kept.add(event.text)
 
     def _settle(self, before: float) -> None:
         """Sessions quiet since `before` or earlier: abandoned, and forgotten."""
         live = self._live
-        while live:
-            session_id, entry = next(iter(live.items()))
-            if entry[1] > before:
-                return
+        quiet = []
+        for session_id, entry in live.items():
+            if entry[0] > before:
+                break
+            quiet.append(session_id)
+            self._settled.append((entry[2], entry[3], entry[1]))
+        for session_id in quiet:
             del live[session_id]
-            self._abandon(entry)
+        if len(self._settled) > SETTLED_BATCH:
+            self._fold_settled()
 
-    def _abandon(self, entry: list) -> None:
-        tally, _, node = entry
-        tally.abandoned += 1
-        tally.node(node).drop_offs += 1
+    def _fold_settled(self) -> None:
+        """Abandoned sessions as counts per (scenario, hash, node): bounded memory."""
+        counts = self._abandoned
+        for key in self._settled:
+            counts[key] = counts.get(key, 0) + 1
+        self._settled.clear()
 
     def report(self) -> dict[str, Any]:
         now = self.now if self.now is not None else time.time()
         self._settle(now - ABANDON_SECONDS)
-        active: Counter[tuple[str, str]] = Counter(
-            (entry[0].scenario, entry[0].ir_hash) for entry in self._live.values())
-        scenarios = sorted(self.tallies.values(), key=lambda t: (t.scenario, t.first or 0))
+        self._fold_settled()
+        tallies: dict[tuple[str, str], Tally] = {}
+
+        def tally(scenario: str, ir_hash: str) -> Tally:
+            found = tallies.get((scenario, ir_hash))
+            if found is None:
+                found = tallies[scenario, ir_hash] = Tally(scenario, ir_hash)
+                found.first, found.last = self._spans.get(ir_hash, (None, None))
+            return found
+
+        for (scenario, ir_hash, node), count in self._started.items():
+            version = tally(scenario, ir_hash)
+            version.started += count
+            version.events += count
+            version.node(node).visits += count
+        for shape, count in self._shapes.items():
+            version = tally(shape[0], shape[1])
+            version.events += count
+            version.turn(shape, count)
+        for (scenario, ir_hash, node), count in self._abandoned.items():
+            version = tally(scenario, ir_hash)
+            version.abandoned += count
+            version.node(node).drop_offs += count
+        for (scenario, ir_hash, node, settled), count in self._resumed.items():
+            version = tally(scenario, ir_hash)
+            version.resumed += count
+            if settled:
+                version.abandoned -= count
+                version.node(node).drop_offs -= count
+        for (scenario, ir_hash, node), kept in self._kept.items():
+            tally(scenario, ir_hash).unmatched[node] = kept
+        active: dict[tuple[str, str], int] = {}
+        for _, _, scenario, ir_hash in self._live.values():
+            tally(scenario, ir_hash)
+            active[scenario, ir_hash] = active.get((scenario, ir_hash), 0) + 1
+        versions = sorted(tallies.values(), key=lambda t: (t.scenario, t.first or 0))
         return {"generated_at": stamp(time.time()), "now": stamp(now),
                 "since": stamp(self.since), "scenario": self.scenario,
                 "abandon_after_seconds": ABANDON_SECONDS, "events": self.events,
                 "events_lost": self.lost,
-                "scenarios": [t.figures(active[t.scenario, t.ir_hash]) for t in scenarios]}
+                "scenarios": [t.figures(active.get((t.scenario, t.ir_hash), 0))
+                              for t in versions]}
 
 
 def median(counts: Counter[int]) -> float | None:
