@@ -160,7 +160,7 @@ def redis_events(url: str, since: float | None, aggregator: Aggregator) -> Itera
         client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
         days = sorted(key.decode() for key in client.scan_iter(match=EVENTS_KEY + "*",
                                                               count=1000)
-                      if not key.endswith(b":n"))
+                      if not key.endswith((b":n", b":d")))
     except (RedisError, OSError, ValueError) as error:
         raise SourceError(f"cannot read events from the redis store: {error}") from None
     first = EVENTS_KEY + events_day(since) if since is not None else ""
@@ -168,8 +168,8 @@ def redis_events(url: str, since: float | None, aggregator: Aggregator) -> Itera
         for key in days:
             if key < first:
                 continue
-            written = int(client.get(key + ":n") or 0)
-            aggregator.lost += max(0, written - client.xlen(key))
+            written, deleted = (int(n or 0) for n in client.mget(key + ":n", key + ":d"))
+            aggregator.lost += max(0, written - deleted - client.xlen(key))
             start = "-"
             while True:
                 entries = client.xrange(key, start, "+", count=BATCH)

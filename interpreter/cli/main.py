@@ -25,7 +25,7 @@ from typing import IO, Any, Iterator
 from .. import __version__, files
 from . import streams
 from .console import LEVELS
-from .report import add_event_options, add_report_parser, recorder
+from .report import add_event_options, add_report_parser, add_serve_event_options, recorder
 from ..service.command import add_serve_parser
 from .plugins import (InputError, LazyRulesNLU, add_llm_options, llm_plugins, llm_settings,
                       skill_registry)
@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     test.set_defaults(handler=test_command)
     add_fuzz_parser(commands)
     add_report_parser(commands)
-    add_serve_parser(commands, lambda serve: (add_llm_options(serve), add_limit_option(serve)))
+    add_serve_parser(commands, lambda serve: (add_llm_options(serve), add_limit_option(serve),
+                                              add_serve_event_options(serve)))
     return parser
 
 

@@ -27,6 +27,39 @@ def add_event_options(run: Any) -> None:
                           "e-mail addresses and phone numbers masked")
 
 
+def add_serve_event_options(serve: Any) -> None:
+    """`mgi serve`'s analytics options (SPEC 16, 17.10-11)."""
+    serve.add_argument("--events-days", type=int, default=30, metavar="DAYS",
+                       help="keep each turn's analytics event this many days (default: 30; "
+                            "0: record no events)")
+    serve.add_argument("--keep-unmatched", action="store_true",
+                       help="keep the text of turns nothing understood in the events, digits, "
+                            "e-mail addresses and phone numbers masked (personal data: "
+                            "DELETE /dm/v1/session/{id} removes it)")
+    serve.add_argument("--events-cap", type=int, default=1_000_000, metavar="N",
+                       help="redis: events a day's stream keeps; the oldest beyond it are "
+                            "dropped and reported lost (default: 1000000)")
+    serve.add_argument("--public-report", action="store_true",
+                       help="answer GET /dm/v1/report without MAGO_API_KEY set (it is 403 "
+                            "otherwise: the report describes every conversation)")
+
+
+def event_config(args: argparse.Namespace, config: Any) -> Any:
+    """`config` with the analytics options, checked (one line each)."""
+    import msgspec
+
+    if args.events_days < 0:
+        raise InputError(f"--events-days must be 0 (no events) or more, not {args.events_days}")
+    if args.events_cap < 1000:
+        raise InputError(f"--events-cap must be at least 1000, not {args.events_cap}")
+    if args.keep_unmatched and args.events_days == 0:
+        raise InputError("--keep-unmatched keeps text in the events; --events-days 0 records "
+                         "none")
+    return msgspec.structs.replace(config, events_days=args.events_days,
+                                   keep_unmatched=args.keep_unmatched,
+                                   events_cap=args.events_cap, public_report=args.public_report)
+
+
 def add_report_parser(commands: Any) -> None:
     report = commands.add_parser(
         "report", allow_abbrev=False, help="report what happened in conversations",

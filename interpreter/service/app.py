@@ -42,6 +42,7 @@ from .openapi import document
 from .playground import Asset, load_assets
 from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
+from .report import report_answer
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
@@ -62,6 +63,10 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     dynamic: bool = True
     alert_url: str | None = None
     log_level: str = "info"
+    events_days: int = 30  # analytics (SPEC 16): 0 records no events
+    keep_unmatched: bool = False
+    events_cap: int = 1_000_000  # a Redis day stream's length cap
+    public_report: bool = False  # GET /dm/v1/report without MAGO_API_KEY
 
 
 def from_environment() -> "ServiceApp":
@@ -129,7 +134,8 @@ class ServiceApp:
                 ("GET", "/healthz", self.healthz, 0),  # PUBLIC
                 ("GET", "/readyz", self.readyz, 0),
                 ("GET", "/metrics", self.metrics_text, 0),
-                ("GET", "/openapi.json", self.openapi, 0)):
+                ("GET", "/openapi.json", self.openapi, 0),
+                ("GET", "/dm/v1/report", partial(report_answer, self), 0)):  # SPEC 16
             router.add(method, path, Route(handler, limit))
         for path, asset in self.assets.items():  # in `self.public`
             router.add("GET", path, Route(partial(self.playground_file, asset), 0))
@@ -198,8 +204,21 @@ class ServiceApp:
         self.store = open_store(self.config.store, self.config.ttl)
         self.registry = Registry(self.scenarios, self.store)
         await self.registry.publish()
-        self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn)
+        self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
+                                 recorder=self._recorder())
         self._sweeper = asyncio.create_task(self.sweep_forever())
+
+    def _recorder(self) -> Any:
+        """The analytics recorder (None with --events-days 0); a Redis store is told the
+        retention and the cap of its day streams."""
+        if self.config.events_days <= 0:
+            return None
+        from ..analytics.recorder import Recorder
+
+        if hasattr(self.store, "events_cap"):
+            self.store.events_days, self.store.events_cap = (self.config.events_days,
+                                                             self.config.events_cap)
+        return Recorder(self.config.keep_unmatched)
 
     async def stop(self) -> None:
         if self._sweeper is not None:
@@ -216,6 +235,8 @@ class ServiceApp:
             await asyncio.sleep(pause)
             try:
                 await self.store.sweep(time.time())
+                if self.config.events_days > 0:
+                    await self.store.expire_events(time.time() - self.config.events_days * 86400)
             except StoreError as error:
                 self.metrics.store_errors.inc()
                 self.log.event("warning", "cannot sweep expired sessions", error=str(error))
@@ -266,10 +287,11 @@ class ServiceApp:
                            compiled.diagnostics)
         await self.registry.add(compiled.runtime, compiled.blob)
         return await self._create(request, compiled.runtime, compiled.runtime.program.name,
-                                  body)
+                                  body, inline=True)
 
-    async def _create(self, request: Request, runtime: Any, name: str, body: Any) -> tuple:
-        answer = await self.sessions.create(runtime, name, body)
+    async def _create(self, request: Request, runtime: Any, name: str, body: Any,
+                      inline: bool = False) -> tuple:
+        answer = await self.sessions.create(runtime, name, body, inline)
         self.metrics.sessions.labels(name).inc()
         request.note.update(session_id=answer["session_id"], scenario=name)
         return 201, encode(answer), JSON_HEADERS

@@ -46,6 +46,16 @@ _PAGE_QUERY = ({"name": "scenario", "in": "query", "required": False,
                 "schema": {"type": "string"},
                 "description": "open on this registered scenario with a new session"},)
 
+_REPORT_QUERY = (
+    {"name": "scenario", "in": "query", "required": True, "schema": {"type": "string"},
+     "description": "a scenario's metadata.name, or (inline) for scenarios sent in requests"},
+    {"name": "since", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "only events from this date or time (ISO 8601, UTC unless it says)"},
+    {"name": "now", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "the time the report is made at (default: now): a session quiet for 30 "
+                    "minutes before it and not complete is abandoned"},
+)
+
 
 def _errors(*pairs: tuple[int, str]) -> dict[int, tuple[type | None, str]]:
     return {status: (api.ErrorEnvelope, f"error codes: {codes}") for status, codes in pairs}
@@ -90,6 +100,14 @@ ENDPOINTS = (
              {200: (api.Health, "the store answers"), 503: (api.Health, "it does not")},
              public=True),
     Endpoint("get", "/metrics", "Prometheus metrics", None, {200: (None, "text exposition")}),
+    Endpoint("get", "/dm/v1/report", "What happened: the analytics of a scenario (SPEC 16)",
+             None, {200: (dict[str, Any], "as `mgi report --format json`: sessions, completion, "
+                                          "per node and per transition, safety, confidence, "
+                                          "per scenario version"),
+                    **_errors((403, "report_not_public (no MAGO_API_KEY and no "
+                                    "--public-report)"),
+                              (404, "events_off"), (422, "invalid_request, too_costly"))},
+             query=_REPORT_QUERY),
     Endpoint("get", "/openapi.json", "This document", None, {200: (None, "OpenAPI 3.1")}),
 )
 

@@ -21,6 +21,7 @@ import tempfile
 import msgspec
 
 from ..cli.plugins import InputError, llm_settings
+from ..cli.report import event_config
 from ..stores.records import StoreError, StoreURLError, open_store
 from .alerts import AlertURLError, check_url
 from .app import CONFIG_ENV, ServeConfig
@@ -87,9 +88,11 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
     if llm_settings(args) is not None:  # InputError when incomplete
         llm = {"url": args.llm_url, "model": args.llm_model, "api_key": args.llm_api_key,
                "timeout": args.llm_timeout, "budget": args.llm_budget}
-    return ServeConfig(paths=[os.path.abspath(p) for p in args.paths], store=args.store,
-                       ttl=args.session_ttl, nlu=args.nlu_name, nlg=args.nlg_name, llm=llm,
-                       dynamic=args.dynamic, alert_url=args.alert_url, log_level=args.log_level)
+    config = ServeConfig(paths=[os.path.abspath(p) for p in args.paths], store=args.store,
+                         ttl=args.session_ttl, nlu=args.nlu_name, nlg=args.nlg_name, llm=llm,
+                         dynamic=args.dynamic, alert_url=args.alert_url,
+                         log_level=args.log_level)
+    return event_config(args, config)  # analytics (SPEC 16)
 
 
 def check_store(url: str, ttl: float, workers: int) -> None:

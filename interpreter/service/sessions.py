@@ -55,6 +55,7 @@ class SessionRecord(msgspec.Struct, array_like=True, frozen=True):
     scenario: str
     state: DialogueState
     messages: tuple[Remembered, ...] = ()
+    inline: bool = False  # made from a scenario sent in the request (analytics: "(inline)")
 
 
 _RECORD_ENCODER = msgspec.msgpack.Encoder()
@@ -153,15 +154,17 @@ def new_session_id() -> str:
 class Sessions:
     def __init__(self, store: RecordStore, registry: Registry, plugins: Plugins,
                  on_turn: Callable[[str, str, TurnResult, float], None],
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, recorder: Any = None):
         self.store, self.registry, self.plugins = store, registry, plugins
+        self.recorder = recorder  # analytics.recorder.Recorder, or None: events off
         self.on_turn = on_turn
         self.clock = clock
         self._locks = _Locks()
 
     # --- creating -------------------------------------------------------------------------
 
-    async def create(self, runtime: Runtime, scenario: str, options: Any) -> dict[str, Any]:
+    async def create(self, runtime: Runtime, scenario: str, options: Any,
+                     inline: bool = False) -> dict[str, Any]:
         """A new session (its opening said when the bot speaks first); the 201 answer."""
         session_id = options.session_id or new_session_id()
         one = OneSession(None, 0)
@@ -179,9 +182,12 @@ class Sessions:
             raise ApiError(422, "unknown_node", str(error)) from None
         except EngineError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
-        record = SessionRecord(scenario, one.saved)
+        record = SessionRecord(scenario, one.saved, (), inline)
+        now = self.clock()
+        events = () if self.recorder is None else self.recorder.started(
+            scenario, inline, runtime.ir_hash, session_id, result, now)
         try:
-            version = await self.store.put(session_id, encode_record(record), 0, self.clock())
+            version = await self.store.put(session_id, encode_record(record), 0, now, events)
         except VersionConflict:
             raise _exists(session_id) from None
         turn = result.json_line() if result.response is not None else None
@@ -234,9 +240,12 @@ class Sessions:
             if message.message_id is not None:
                 messages = (messages + (Remembered(message.message_id, digest, saved.version,
                                                    turn, trace),))[-MESSAGES_REMEMBERED:]
-            data = encode_record(SessionRecord(record.scenario, saved, messages))
+            data = encode_record(SessionRecord(record.scenario, saved, messages, record.inline))
+            now = self.clock()
+            events = () if self.recorder is None else self.recorder.turn(
+                record.scenario, record.inline, state, result, now, stored.updated_at)
             try:
-                version = await self.store.put(session_id, data, stored.version, self.clock())
+                version = await self.store.put(session_id, data, stored.version, now, events)
             except VersionConflict:
                 nlu = result._heard  # the same understanding, on the newer state
                 carried = tuple(a for a in saved.actions if a not in state.actions)

@@ -19,6 +19,7 @@ class MemoryRecordStore:
         self.ttl = ttl
         self._records: dict[str, Stored] = {}
         self._blobs: dict[str, bytes] = {}
+        self.events: list[tuple[str, float, bytes]] = []  # analytics: (session, time, bytes)
 
     async def get(self, session_id: str) -> Stored | None:
         stored = self._records.get(session_id)
@@ -28,7 +29,7 @@ class MemoryRecordStore:
         return stored
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float) -> int:
+                  now: float, events: tuple = ()) -> int:
         stored = self._records.get(session_id)
         if stored is not None and stored.expires_at <= now:  # expired: as if it were gone
             stored = None
@@ -38,10 +39,17 @@ class MemoryRecordStore:
                                   f"not {expected_version}")
         version = current + 1
         self._records[session_id] = Stored(data, version, now, now + self.ttl)
+        self.events.extend((session_id, when, blob) for when, blob in events)
         return version
 
     async def delete(self, session_id: str) -> bool:
+        self.events = [event for event in self.events if event[0] != session_id]
         return self._records.pop(session_id, None) is not None
+
+    async def expire_events(self, before: float) -> int:
+        kept = [event for event in self.events if event[1] >= before]
+        gone, self.events = len(self.events) - len(kept), kept
+        return gone
 
     async def put_ir(self, ir_hash: str, blob: bytes) -> None:
         self._blobs.setdefault(ir_hash, blob)

@@ -43,6 +43,9 @@ RETRIES = 1  # a command that failed to reach Redis is sent once more, on a new 
 HEALTH_CHECK_SECONDS = 30  # a connection idle that long is PINGed before it is used again
 SESSION_KEY = "mago:session:"
 IR_KEY = "mago:ir:"
+EVENTS_KEY = "mago:events:"  # + the UTC day: a stream; + ":n" events written, ":d" deleted
+SESSION_EVENTS_KEY = "mago:session-events:"  # + session id: where its events are
+EVENTS_CAP = 1_000_000  # entries a day's stream keeps; beyond, the oldest go (reported lost)
 DB_PATH = re.compile(r"(/[0-9]*)?")
 FAILURES = (RedisError, OSError, asyncio.TimeoutError)
 
@@ -63,6 +66,55 @@ redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2], 'u', ARGV[3], 'w', A
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return current + 1
 """
+
+# Analytics (SPEC 16, 17.10): the compare-and-set above as a function, then the turn's events
+# added to the day's stream, only when this put is the one that stored the record (not a
+# resend of it, which already added them, nor a conflict). The event keys are the last three
+# KEYS (the stream, its counter, the session's index of its entries) and the event arguments
+# the last ARGV (the payloads, then the stream's cap, the keys' expiry time in ms and the
+# number of payloads), so the script above may gain keys and arguments of its own.
+EVENTS_SCRIPT = "local function cas()\n" + CAS_SCRIPT + """end
+local k, a = #KEYS, #ARGV
+local count = tonumber(ARGV[a])
+local before = redis.call('HMGET', KEYS[1], 'v', 'w')
+local resend = tonumber(before[1] or '0') == tonumber(ARGV[1]) + 1 and before[2] == ARGV[5]
+local version = cas()
+if version < 0 or resend then
+  return version
+end
+local stream, counter, index = KEYS[k - 2], KEYS[k - 1], KEYS[k]
+local cap, expire_at = ARGV[a - 2], ARGV[a - 1]
+for i = a - 2 - count, a - 3 do
+  local id = redis.call('XADD', stream, 'MAXLEN', '~', cap, '*', 'e', ARGV[i])
+  redis.call('SADD', index, stream .. ' ' .. id)
+end
+redis.call('INCRBY', counter, count)
+redis.call('PEXPIREAT', stream, expire_at)
+redis.call('PEXPIREAT', counter, expire_at)
+redis.call('PEXPIREAT', index, expire_at)
+return version
+"""
+# DELETE of a session (SPEC 17.10): its events out of the day streams, counted as deleted
+# (not lost), and its index; KEYS[1] the index.
+DELETE_EVENTS_SCRIPT = """
+local entries = redis.call('SMEMBERS', KEYS[1])
+for _, entry in ipairs(entries) do
+  local space = string.find(entry, ' ', 1, true)
+  local stream, id = string.sub(entry, 1, space - 1), string.sub(entry, space + 1)
+  if redis.call('XDEL', stream, id) == 1 then
+    redis.call('INCR', stream .. ':d')
+  end
+end
+redis.call('DEL', KEYS[1])
+return #entries
+"""
+
+
+def events_day(seconds: float) -> str:
+    """The UTC day of a time, as the suffix of its stream's key (2026-12-01)."""
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
 
 
 def where(url: str) -> tuple[str, str]:
@@ -97,6 +149,10 @@ class RedisRecordStore:
         self._password = password
         self._client = client
         self._cas = client.register_script(CAS_SCRIPT)
+        self._cas_events = client.register_script(EVENTS_SCRIPT)
+        self._delete_events = client.register_script(DELETE_EVENTS_SCRIPT)
+        self.events_days = 30  # how long a day's stream is kept after its day (--events-days)
+        self.events_cap = EVENTS_CAP
 
     @classmethod
     def from_url(cls, url: str, ttl: float) -> RedisRecordStore:
@@ -138,11 +194,18 @@ class RedisRecordStore:
         return Stored(data, int(version), updated_at, updated_at + self.ttl)
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float) -> int:
+                  now: float, events: tuple = ()) -> int:
+        keys = [SESSION_KEY + session_id]
+        args = [expected_version, data, repr(now), self._ttl_ms, os.urandom(12)]
+        script = self._cas
+        if events:
+            script = self._cas_events
+            stream = EVENTS_KEY + events_day(now)
+            keys += [stream, stream + ":n", SESSION_EVENTS_KEY + session_id]
+            expire_ms = round((now // 86400 + 1 + self.events_days) * 86400 * 1000)
+            args += [blob for _, blob in events] + [self.events_cap, expire_ms, len(events)]
         try:
-            version = await self._cas(keys=[SESSION_KEY + session_id],
-                                      args=[expected_version, data, repr(now), self._ttl_ms,
-                                            os.urandom(12)])
+            version = await script(keys=keys, args=args)
         except FAILURES as exc:
             raise self._failure(exc) from None
         if version < 0:
@@ -151,7 +214,9 @@ class RedisRecordStore:
         return version
 
     async def delete(self, session_id: str) -> bool:
+        """The session and its analytics events (SPEC 17.10: they are personal data)."""
         try:
+            await self._delete_events(keys=[SESSION_EVENTS_KEY + session_id])
             return await self._client.delete(SESSION_KEY + session_id) > 0
         except FAILURES as exc:
             raise self._failure(exc) from None
@@ -176,6 +241,9 @@ class RedisRecordStore:
 
     async def sweep(self, now: float) -> int:
         return 0  # every session key expires by itself
+
+    async def expire_events(self, before: float) -> int:
+        return 0  # a day's stream expires by itself, `events_days` after its day
 
     async def close(self) -> None:
         try:
