@@ -134,7 +134,8 @@ def funnel(key: str, version: dict[str, Any]) -> str:
 
 
 def node_bars(key: str, version: dict[str, Any]) -> str:
-    nodes = version["nodes"]
+    named = {n["node"]: n for n in version["nodes"]}
+    nodes = [named[node] for node in path_order(version)]
     drops = [(n["node"], n["drop_offs"], "drop", str(n["drop_offs"])) for n in nodes]
     falls = [(n["node"], n["fallback_rate"], "fall", percent(n["fallback_rate"]))
              for n in nodes]
@@ -143,10 +144,11 @@ def node_bars(key: str, version: dict[str, Any]) -> str:
                     f'<td class="n">{percent(n["fallback_rate"])}</td><td>'
                     + escape(", ".join(f"{r} {c}" for r, c in n["exits"].items()))
                     + "</td></tr>" for n in nodes)
-    return ("<h3>Per node</h3>"
+    return ("<h3>Per node</h3><p>Drop-offs: where abandoned sessions stopped.</p>"
             + bars("Drop-offs per node (the last node of abandoned sessions)", f"{key}d",
                    drops, max((n["drop_offs"] for n in nodes), default=0))
-            + bars("Fallback rate per node (turns not understood or silent)", f"{key}r",
+            + "<p>Fallback rate: the share of a node's turns that were silent or not "
+              "understood.</p>" + bars("Fallback rate per node (turns not understood or silent)", f"{key}r",
                    falls, 1.0)
             + '<table><caption>Nodes</caption><thead><tr><th scope="col">node</th>'
               '<th scope="col">visits</th><th scope="col">turns</th><th scope="col">'
@@ -180,8 +182,8 @@ def graph(key: str, version: dict[str, Any]) -> str:
     parts = [f'<svg class="flow" role="img" aria-labelledby="{key}g" viewBox="0 0 {width} '
              f'{height}" width="{width}" height="{height}"><title id="{key}g">The graph of '
              "the transitions taken; a redder node lost more of its visitors</title><defs>"
-             f'<marker id="{key}a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
-             'markerHeight="6" orient="auto"><path d="M0 0L10 5L0 10z" fill="#8c959f"/>'
+             f'<marker id="{key}a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" '
+             'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L10 5L0 10z" fill="#8c959f"/>'
              "</marker></defs>"]
     for edge in version["transitions"]:
         (x1, y1), (x2, y2) = place[edge["from"]], place[edge["to"]]

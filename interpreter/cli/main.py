@@ -25,7 +25,6 @@ from typing import IO, Any, Iterator
 from .. import __version__, files
 from . import streams
 from .console import LEVELS
-from .report import add_event_options, add_report_parser, add_serve_event_options, recorder
 from ..service.command import add_serve_parser
 from .plugins import (InputError, LazyRulesNLU, add_llm_options, llm_plugins, llm_settings,
                       skill_registry)
@@ -51,6 +50,8 @@ class LineError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (argparse, not click like `mgc`: click costs ~40 ms of start-up)."""
+    from .report import add_event_options, add_report_parser, add_serve_event_options
+
     parser = argparse.ArgumentParser(prog="mgi", allow_abbrev=False,
                                      description="Run compiled Mago dialogue graphs "
                                                  "(IR files from `mgc compile`).")
@@ -153,6 +154,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
                                     echo_user=not interactive, nlg_name=args.nlg_name, llm=llm)
+        from .report import recorder
+
         conversation.recorder = recorder(args, runtime, conversation.clock)
         if interactive:
             note(f"(type {QUIT} or press Ctrl-D to end)")

@@ -3,8 +3,8 @@
 In: the files of this package, shipped as package data: `index.html` (the page),
 `playground.css`, `playground.js` (the page's state and its API calls), `panes.js` (the
 trace and slots of a turn as DOM), `graph.js` (parses the Mermaid text of
-`GET /dm/v1/scenarios/{name}/graph` and lays it out as SVG) and `transcript.js` (a session as
-a `mgi test` transcript). Out: `load_assets()`: URL path -> `Asset` (bytes, headers).
+`GET /dm/v1/scenarios/{name}/graph` and lays it out as SVG), `transcript.js` (a session as
+a `mgi test` transcript) and `analytics.js` (the Analytics view of `GET /dm/v1/report`). Out: `load_assets()`: URL path -> `Asset` (bytes, headers).
 After: the page needs nothing else: no CDN, no build step, no third-party code; it talks only
 to the public API (relative URLs, so it works behind a path prefix too). Every file is read
 once per worker and answered with an ETag; the Content-Security-Policy allows this server's
@@ -25,6 +25,7 @@ FILES = {  # URL path -> (file in this package, media type)
     f"{PREFIX}/panes.js": ("panes.js", "text/javascript; charset=utf-8"),
     f"{PREFIX}/graph.js": ("graph.js", "text/javascript; charset=utf-8"),
     f"{PREFIX}/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
+    f"{PREFIX}/analytics.js": ("analytics.js", "text/javascript; charset=utf-8"),
 }
 POLICY = (b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
           b"img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")

@@ -14,6 +14,7 @@
 import {ANY_NODE, drawGraph, edgeOf, highlight, layout, parseMermaid} from "./graph.js";
 import {h, hidden, moveText, slotsView, traceView} from "./panes.js";
 import {transcriptText} from "./transcript.js";
+import {analyticsView} from "./analytics.js";
 
 const KEY_STORE = "mago.playground.apiKey";
 const ROUTED = /^(global[:[]|safety:|next_nodes\[|default_next|stay:)/;  // reasons with an edge
@@ -433,7 +434,24 @@ async function loadScenarios() {
   await previewGraph();
 }
 
+/** The Analytics view of the scenario picked (SPEC 16): its report and its graph. */
+async function showAnalytics() {
+  showError("analytics-error", null);
+  const listed = view.scenarios.find(s => s.name === $("scenario").value);
+  if (!listed) return;
+  try {
+    const [report, text] = await Promise.all([
+      api("GET", `dm/v1/report?scenario=${encodeURIComponent(listed.name)}`),
+      graphText(listed.name, listed.ir_hash)]);
+    $("analytics").replaceChildren(...analyticsView(report, text, listed.ir_hash));
+    say(`The analytics of ${listed.name}.`);
+  } catch (problem) {
+    showError("analytics-error", problem);
+  }
+}
+
 function wire() {
+  $("analytics-load").addEventListener("click", showAnalytics);
   $("key-form").addEventListener("submit", useKey);
   $("key-forget").addEventListener("click", forgetKey);
   $("start-form").addEventListener("submit", startRegistered);
