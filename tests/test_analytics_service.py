@@ -153,3 +153,69 @@ def test_500_sessions_on_redis_are_counted_exactly(served_irs, redis_server):
     cli_report = json.loads(mgi("report", redis_server.url, "--format", "json",
                                 "--now", LATER).stdout)
     assert cli_report["scenarios"] == api_report["scenarios"] and cli_report["events_lost"] == 0
+
+
+# --- the endpoint's rules, on the memory store ------------------------------------------------
+
+def report_of(server, query: str = "scenario=clinic_booking", headers=None):
+    return server.call("GET", f"/dm/v1/report?{query}", headers=headers)
+
+
+def start(server, scenario="clinic_booking") -> str:
+    status, made, _ = server.call("POST", "/dm/v1/session", {"scenario": scenario})
+    assert status == 201, made
+    return made["session_id"]
+
+
+def say(server, session_id: str, text: str, nlu=None) -> dict:
+    body = {"session_id": session_id, "text": text, **({"nlu": nlu} if nlu else {})}
+    status, answer, _ = server.call("POST", "/dm/v1/message", body)
+    assert status == 200, answer
+    return answer["turn"]
+
+
+def test_the_report_is_refused_without_a_key_unless_public(served_irs):
+    with ServiceServer([served_irs / "clinic_booking.ir"]) as closed:
+        status, answer, _ = report_of(closed)
+        assert (status, answer["error"]["code"]) == (403, "report_not_public")
+    with ServiceServer([served_irs / "clinic_booking.ir"], extra=["--events-days", "0",
+                                                                  "--public-report"]) as off:
+        start(off)
+        status, answer, _ = report_of(off)
+        assert (status, answer["error"]["code"]) == (404, "events_off")
+    with ServiceServer([served_irs / "clinic_booking.ir"], env={"MAGO_API_KEY": KEY}) as keyed:
+        assert report_of(keyed)[0] == 401
+        assert report_of(keyed, headers=AUTH)[0] == 200
+        status, answer, _ = report_of(keyed, "scenario=clinic_booking&since=soon", AUTH)
+        assert (status, answer["error"]["code"]) == (422, "invalid_request")
+        assert report_of(keyed, "", AUTH)[0] == 422
+        _, doc, _ = keyed.call("GET", "/openapi.json", headers=AUTH)
+        operation = doc["paths"]["/dm/v1/report"]["get"]
+        assert {"403", "404", "422"} <= set(operation["responses"])
+        assert [p["name"] for p in operation["parameters"]] == ["scenario", "since", "now"]
+
+
+def test_delete_inline_and_kept_text_through_the_server(served_irs):
+    from service_server import ROOT
+
+    scenario = json.loads((ROOT / "scenarios" / "clinic_booking.json").read_text())
+    with ServiceServer([served_irs / "clinic_booking.ir"],
+                       extra=["--public-report", "--keep-unmatched"]) as server:
+        kept, gone = start(server), start(server)
+        for session in (kept, gone):
+            say(server, session, "네 예약하고 싶어요")
+            say(server, session, "제 번호는 010-9876-5432 예요 hong@example.com",
+                {"dialogue_act": None})
+        assert server.call("DELETE", f"/dm/v1/session/{gone}")[0] == 204
+        status, made, _ = server.call("POST", "/dm/v1/session/json",
+                                      {"scenario_json": scenario})
+        assert status == 201, made
+        status, report, _ = report_of(server, f"scenario=clinic_booking&now={LATER}")
+        (version,) = report["scenarios"]
+        assert version["sessions"]["started"] == 1  # the deleted session's events are gone
+        assert version["unmatched"] == {"collect_patient_info": [
+            {"text": "제 번호는 <phone> 예요 <email>", "count": 1}]}
+        status, inline, _ = report_of(server, "scenario=(inline)")
+        (version,) = inline["scenarios"]
+        assert version["scenario"] == "(inline)" and version["ir_hash"] == made["ir_hash"]
+        assert version["sessions"]["started"] == 1
