@@ -94,12 +94,39 @@ def test_delete_removes_a_sessions_events(store_url):
         for session in ("keep", "gone"):
             await store.put(session, b"v1", 0, now, events_of(session, now, 2, 3))
         assert await store.delete("gone")
-        found = read(store, store_url)
+        found = read(store, store_url)  # a reader skips them at once
+        await store.expire_events(0)  # the next sweep removes them from the file
         if store_url != "memory:":
             await store.close()
         return found
 
     assert {e.session_id for e in run(scenario())} == {"keep"}
+    if store_url.startswith("sqlite:"):
+        import sqlite3
+
+        rows = sqlite3.connect(store_url.removeprefix("sqlite:")).execute(
+            "SELECT session_id, count(*) FROM events GROUP BY session_id").fetchall()
+        assert rows == [("keep", 3)]
+
+
+def test_a_session_id_used_again_after_a_delete_keeps_its_new_events(tmp_path):
+    url = f"sqlite:{tmp_path / 'sessions.db'}"
+
+    async def scenario():
+        store = open_store(url, 3600)
+        now = time.time()
+        await store.put("again", b"v1", 0, now, events_of("again", now, 2))
+        await store.delete("again")
+        await store.put("again", b"v1", 0, now, events_of("again", now))  # a new session
+        before = read(store, url)
+        await store.expire_events(0)
+        after = read(store, url)
+        await store.close()
+        return before, after
+
+    before, after = run(scenario())
+    assert [(e.kind, e.turn) for e in before] == [(e.kind, e.turn) for e in after] == \
+        [(STARTED, 1)]
 
 
 def test_retention_expires_old_events(store_url):

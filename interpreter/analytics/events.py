@@ -89,13 +89,14 @@ def started_event(scenario: str, ir_hash: str, session_id: str, now: float,
 
 
 def turn_event(scenario: str, ir_hash: str, session_id: str, now: float, result: Any,
-               before: dict[str, Any], idle: float = 0.0,
-               keep_unmatched: bool = False) -> Event | None:
+               before: dict[str, Any], idle: float = 0.0, keep_unmatched: bool = False,
+               line: dict[str, Any] | None = None) -> Event | None:
     """The event of one applied turn (None for a focus-mode turn). `before`: the session's
-    slots before the turn, so `filled` names the slots this turn gave a new value."""
+    slots before the turn, so `filled` names the slots this turn gave a new value; `line`:
+    the turn's JSON line when the caller has made it already."""
     if result.focus:
         return None
-    line = result.json_line()
+    line = line if line is not None else result.json_line()
     nlu = line["nlu"] or {}
     decision = result.decision
     fallback = fallback_kind(decision, nlu)

@@ -28,8 +28,10 @@ class Recorder:
         return ((now, encode_event(event)),)
 
     def turn(self, scenario: str, inline: bool, before: Any, result: Any, now: float,
-             previous: float) -> tuple[tuple[float, bytes], ...]:
-        """`before`: the state the turn was applied to; `previous`: when it was saved."""
+             previous: float, line: dict | None = None) -> tuple[tuple[float, bytes], ...]:
+        """`before`: the state the turn was applied to; `previous`: when it was saved;
+        `line`: the turn's JSON line, as answered."""
         event = turn_event(INLINE if inline else scenario, before.ir_hash, before.session_id,
-                           now, result, before.slots, now - previous, self.keep_unmatched)
+                           now, result, before.slots, now - previous, self.keep_unmatched,
+                           line)
         return () if event is None else ((now, encode_event(event)),)

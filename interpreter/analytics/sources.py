@@ -129,12 +129,13 @@ def sqlite_events(path: str, since: float | None) -> Iterator[Event]:
     """The `events` rows of a service's SQLite store, in the order they were written."""
     import sqlite3
 
-    from ..stores.sqlite_store import READ_EVENTS
+    from ..stores.sqlite_store import READ_DELETED, READ_EVENTS
 
     if not os.path.exists(path):
         raise SourceError(f"no sqlite store {path}; give the file of `mgi serve --store`")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        deleted = dict(conn.execute(READ_DELETED).fetchall())  # not purged yet: skipped
         cursor = conn.execute(READ_EVENTS, (since if since is not None else float("-inf"),))
     except sqlite3.Error as error:
         raise SourceError(f"cannot read events from sqlite store {path}: {error}") from None
@@ -143,7 +144,9 @@ def sqlite_events(path: str, since: float | None) -> Iterator[Event]:
             rows = cursor.fetchmany(BATCH)
             if not rows:
                 return
-            yield from _LIST.decode(b"[" + b",".join(row[0] for row in rows) + b"]")
+            if deleted:
+                rows = [row for row in rows if row[0] > deleted.get(row[1], 0)]
+            yield from _LIST.decode(b"[" + b",".join(row[2] for row in rows) + b"]")
     finally:
         conn.close()
 

@@ -243,7 +243,7 @@ class Sessions:
             data = encode_record(SessionRecord(record.scenario, saved, messages, record.inline))
             now = self.clock()
             events = () if self.recorder is None else self.recorder.turn(
-                record.scenario, record.inline, state, result, now, stored.updated_at)
+                record.scenario, record.inline, state, result, now, stored.updated_at, line)
             try:
                 version = await self.store.put(session_id, data, stored.version, now, events)
             except VersionConflict:

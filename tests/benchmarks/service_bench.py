@@ -93,9 +93,12 @@ LABELS = {"floor": "floor: raw ASGI, decode + same-size JSON",
           "memory": "mgi serve, memory:",
           "sqlite": "mgi serve, sqlite (WAL, NORMAL)",
           "sqlite_quiet": "mgi serve, sqlite, --log-level warning",
+          "sqlite_no_events": "mgi serve, sqlite, --events-days 0",
           "redis": "mgi serve, redis (AOF always)",
           "langgraph": "LangGraph + SqliteSaver (raw ASGI)"}
-ORDER = ("floor", "litestar", "memory", "sqlite", "sqlite_quiet", "redis", "langgraph")
+ORDER = ("floor", "litestar", "memory", "sqlite", "sqlite_quiet", "sqlite_no_events", "redis",
+         "langgraph")
+ONLY_AT_16 = ("sqlite_quiet", "sqlite_no_events")  # measured at LOG_CONNECTIONS only
 
 
 def log(text: str = "") -> None:
@@ -421,7 +424,7 @@ def run_wrk(port: int, connections: int, seconds: int) -> dict:
 
 def measure(name: str, server, connections: int, seconds: int) -> dict:
     """One wrk run; its errors (non-2xx, socket errors, turns lost) listed, and shouted."""
-    mgi = name in ("memory", "sqlite", "sqlite_quiet", "redis")
+    mgi = name in ("memory", "sqlite", "sqlite_quiet", "sqlite_no_events", "redis")
     before = session_versions(server.port, connections) if mgi else None
     row = run_wrk(server.port, connections, seconds)
     row["connections"] = connections
@@ -466,6 +469,9 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
         servers["sqlite_quiet"] = ServiceServer(
             [ir_dir], store=f"sqlite:{tmp / 'sessions-quiet.db'}",
             extra=["--log-level", "warning"]).start()
+        servers["sqlite_no_events"] = ServiceServer(  # analytics off: what events cost
+            [ir_dir], store=f"sqlite:{tmp / 'sessions-no-events.db'}",
+            extra=["--events-days", "0"]).start()
         if redis_binary() is not None:
             redis = RedisServer().start()
             servers["redis"] = ServiceServer([ir_dir], store=redis.url).start()
@@ -488,7 +494,7 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
         rows: dict = {name: {} for name in order}
         for connections in CONNECTIONS:
             for name in order:
-                if name == "sqlite_quiet" and connections != LOG_CONNECTIONS:
+                if name in ONLY_AT_16 and connections != LOG_CONNECTIONS:
                     continue
                 rows[name][str(connections)] = measure(name, servers[name], connections, seconds)
         long_turns = session_versions(servers["sqlite"].port, 1) - 1  # the opening is 1

@@ -1,0 +1,69 @@
+"""What analytics events cost a turn over HTTP: `mgi serve` on SQLite, events on vs off.
+
+Run `python tests/benchmarks/events_cost.py [--rounds N] [--seconds S]` from the repository
+root. Two servers as `service_bench.py` starts them (one uvicorn worker, SQLite in WAL mode,
+the default log level), one with events (the default) and one with `--events-days 0`; the
+same sessions on each (b0..b15, walked to the node where the load's turn stays); then rounds
+of `wrk` at 16 connections, the two servers in alternating order in each round, so a machine
+whose load changes meanwhile weighs on both alike. Prints each round, the median
+requests per second of each, their ratio, the events written, and the load average; issue
+28's target is "on within 10% of off". `make bench`'s service section has the same pair
+(rows `sqlite` and `sqlite_no_events`); this script measures only them, more times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import service_bench as bench  # noqa: E402  (puts the repository and tests/ on the path)
+from service_server import ServiceServer, compile_irs  # noqa: E402
+
+CONNECTIONS = 16
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        ir_dir = compile_irs(tmp / "ir", (bench.SCENARIO,))
+        servers = {"on": ServiceServer([ir_dir], store=f"sqlite:{tmp / 'on.db'}").start(),
+                   "off": ServiceServer([ir_dir], store=f"sqlite:{tmp / 'off.db'}",
+                                        extra=["--events-days", "0"]).start()}
+        try:
+            for name, server in servers.items():
+                bench.open_sessions("sqlite", server.port, CONNECTIONS)
+                bench.measure("sqlite", server, CONNECTIONS, 2)  # warm-up
+            rates: dict[str, list[float]] = {"on": [], "off": []}
+            for number in range(args.rounds):
+                order = ("on", "off") if number % 2 == 0 else ("off", "on")
+                for name in order:
+                    row = bench.measure("sqlite", servers[name], CONNECTIONS, args.seconds)
+                    rates[name].append(row["requests_per_second"])
+                print(f"round {number + 1}: on {rates['on'][-1]:,.0f} req/s, "
+                      f"off {rates['off'][-1]:,.0f} req/s", flush=True)
+            events = sqlite3.connect(tmp / "on.db").execute(
+                "SELECT count(*) FROM events").fetchone()[0]
+        finally:
+            for server in servers.values():
+                server.stop()
+    on, off = statistics.median(rates["on"]), statistics.median(rates["off"])
+    print(f"median at {CONNECTIONS} connections: events on {on:,.0f} req/s, off {off:,.0f} "
+          f"req/s: on / off = {on / off:.3f} ({on / off - 1:+.1%}; target >= -10%: "
+          f"{'ok' if on >= 0.9 * off else 'MISSED'}); {events:,} events written; load average "
+          + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+
+
+if __name__ == "__main__":
+    main()
