@@ -17,21 +17,13 @@ import pytest
 from playground_browser import chromium_path
 from test_analytics import FULL_BOOKING, run_with_events
 from test_mgi_cli import irs, mgi  # noqa: F401 - irs is a fixture
-from test_playground import screenshot_path
+from test_playground import browser, screenshot_path  # noqa: F401 - browser is a fixture
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
                                                             "(pip install -e '.[dev]')")
 CHROMIUM = chromium_path()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium browser (Debian: apt-get "
                                                          "install chromium; .ci/run does)")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -31,7 +31,10 @@ _PHONE = re.compile(r"(?<!\d)\+?\d[\d\s().-]{6,}\d(?!\d)")
 _DIGIT = re.compile(r"\d")
 
 
-class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
+# gc=False: an event holds only strings, numbers and tuples of strings, so it can be in no
+# reference cycle, and a report that decodes a million of them need not have the cyclic
+# collector track each one.
+class Event(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """One event. `kind` "started" (a session was created; `node` its start node, `turn` 1 when
     the bot opened, else 0) or "turn" (an applied user turn). `idle`: seconds since the
     session's previous event (what `mgi report` needs to tell a session that came back after

@@ -93,12 +93,15 @@ READ_DELETED = "SELECT session_id, upto FROM events_deleted"
 DELETE_EVENTS = ("INSERT INTO events_deleted (session_id, upto) VALUES (?, (SELECT "
                  "coalesce(max(id), 0) FROM events)) ON CONFLICT (session_id) DO UPDATE SET "
                  "upto = excluded.upto")
-PURGE_DELETED = ("DELETE FROM events WHERE id IN (SELECT e.id FROM events AS e JOIN "
-                 "events_deleted AS d ON e.session_id = d.session_id AND e.id <= d.upto)")
+FIND_DELETED = ("SELECT e.id FROM events AS e JOIN events_deleted AS d "
+                "ON e.session_id = d.session_id AND e.id <= d.upto")
 # Rows are written in time order, so the expired ones are the rows before the first young one
-# (found walking the primary key from its start, never a scan of the whole table).
-EXPIRE_EVENTS = ("DELETE FROM events WHERE id < coalesce((SELECT id FROM events WHERE time >= ? "
-                 "ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM events), 0)")
+# (found walking the primary key from its start, never a scan of the whole table), removed
+# `PURGE_BATCH` at a time so that no write transaction holds the lock for long.
+EXPIRE_EVENTS = ("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < coalesce("
+                 "(SELECT id FROM events WHERE time >= ? ORDER BY id LIMIT 1), "
+                 "(SELECT max(id) + 1 FROM events), 0) ORDER BY id LIMIT ?)")
+PURGE_BATCH = 2000
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
 GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
 
@@ -187,17 +190,24 @@ def rollback(conn: sqlite3.Connection) -> None:
 
 
 def run_expiry(conn: sqlite3.Connection, before: float) -> int:
-    """One transaction: the expired events, the deleted sessions' events, their list."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        gone = conn.execute(EXPIRE_EVENTS, (before,)).rowcount
-        if conn.execute("SELECT 1 FROM events_deleted LIMIT 1").fetchone() is not None:
-            gone += conn.execute(PURGE_DELETED).rowcount
-            conn.execute("DELETE FROM events_deleted")
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
+    """The expired events, then the deleted sessions' events (found by a read, which takes
+    no lock in WAL mode), each in short transactions of `PURGE_BATCH` rows; a session
+    deleted again meanwhile stays listed. How many rows went."""
+    gone = 0
+    while True:
+        removed = conn.execute(EXPIRE_EVENTS, (before, PURGE_BATCH)).rowcount
+        gone += removed
+        if removed < PURGE_BATCH:
+            break
+    listed = conn.execute(READ_DELETED).fetchall()
+    if not listed:
+        return gone
+    rows = [row[0] for row in conn.execute(FIND_DELETED)]
+    for start in range(0, len(rows), PURGE_BATCH):
+        chunk = rows[start:start + PURGE_BATCH]
+        gone += conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})",
+                             chunk).rowcount
+    conn.executemany("DELETE FROM events_deleted WHERE session_id = ? AND upto = ?", listed)
     return gone
 
 

@@ -9,6 +9,10 @@ whose load changes meanwhile weighs on both alike. Prints each round, the median
 requests per second of each, their ratio, the events written, and the load average; issue
 28's target is "on within 10% of off". `make bench`'s service section has the same pair
 (rows `sqlite` and `sqlite_no_events`); this script measures only them, more times.
+Then the same in process, without HTTP or wrk (steadier on a busy machine): the service's
+whole turn (`Sessions.message` on a SQLite record store, `service_bench.ServiceTurns`) with
+the recorder and without, one turn at a time (so no group commit shares the transaction:
+the dearest case), rounds in alternating order, every turn timed, medians.
 """
 
 from __future__ import annotations
@@ -65,5 +69,33 @@ def main() -> None:
           + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
+def in_process(rounds: int, sessions: int = 20) -> None:
+    import asyncio
+
+    from interpreter.analytics.recorder import Recorder
+
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        ir_dir = compile_irs(tmp / "ir", (bench.SCENARIO,))
+        loop = asyncio.new_event_loop()
+        runners = {name: bench.ServiceTurns(name, loop, ir_dir, f"sqlite:{tmp / name}.db")
+                   for name in ("on", "off")}
+        runners["on"].sessions.recorder = Recorder()
+        samples: dict[str, list[int]] = {"on": [], "off": []}
+        try:
+            for number in range(rounds):
+                for name in (("on", "off") if number % 2 == 0 else ("off", "on")):
+                    runners[name].time_sessions(sessions, f"r{number}", samples[name])
+        finally:
+            for runner in runners.values():
+                runner.close()
+            loop.close()
+    on, off = (statistics.median(samples[n]) / 1000 for n in ("on", "off"))
+    print(f"in process, Sessions.message on SQLite, {len(samples['on']):,} turns each: events "
+          f"on {on:.0f} us, off {off:.0f} us per turn (median): on / off = {on / off:.3f} "
+          f"({on / off - 1:+.1%})")
+
+
 if __name__ == "__main__":
     main()
+    in_process(6)
