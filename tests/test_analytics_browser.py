@@ -143,7 +143,8 @@ def test_the_playground_analytics_view_draws_the_report(irs, browser, served_irs
                 assert page.get_by_role("img", name=name, exact=False).count() == 1, name
             shade = lambda node: page.get_attribute(  # noqa: E731
                 f"svg.by-drop-off g.node[data-node='{node}']", "class")
-            assert "drop-0" in shade("collect_contact") and "drop-0" not in shade("collect_visit_info")
+            assert "drop-0" in shade("collect_contact")
+            assert "drop-0" not in shade("collect_visit_info")
             assert page.locator("#analytics table:not(:has(caption))").count() == 0
             page.focus("#analytics-load")
             reached = []

@@ -96,10 +96,9 @@ class Tally:
         return tally
 
     def turn(self, shape: tuple, count: int) -> None:
-        """`count` user turns of one shape (`Aggregator._shape`): where they were handled,
+        """`count` user turns of one shape (`Aggregator.add_all`): where they were handled,
         the path they took, what they were heard as."""
-        (_, _, here, next_node, reason, passed, complete, turn, fallback, safety,
-         confidence, _) = shape
+        here, next_node, reason, passed, complete, turn, fallback, safety, confidence = shape
         node = self.node(here)
         node.turns += count
         if fallback:
@@ -156,7 +155,7 @@ class Tally:
 class Aggregator:
     """Feed `add` (or `add_all`) the events in order; `report()` once at the end.
 
-    Speed: a turn event costs one tuple of the fields the figures read (its `_shape`, the
+    Speed: a turn event costs one tuple of the fields the figures read (its shape, the
     confidence as its histogram bin) counted in a dict, and the update of its session's entry;
     the shapes are few (a scenario has few paths) and are spread into the figures once, by
     `report`. Sessions are settled as abandoned every `SETTLE_EVERY` seconds of event time,
@@ -170,11 +169,14 @@ class Aggregator:
         self.events = 0
         self.lost = 0  # events a store dropped (a Redis stream past its cap)
         self.window: float | None = since  # the earliest time an event of this report has
-        self._shapes: dict[tuple, int] = {}  # turn shape -> how many
+        # IR hash -> [scenario, first time, last time, {turn shape: how many}, IR hash]; a
+        # hash seen under a second scenario name (an inline copy of a registered one) is
+        # in `_others`, by (scenario, IR hash)
+        self._versions: dict[str, list] = {}
+        self._others: dict[tuple[str, str], list] = {}
         self._started: dict[tuple[str, str, str], int] = {}  # (scenario, hash, node) -> n
         self._resumed: dict[tuple[str, str, str, bool], int] = {}  # (.., node, settled) -> n
         self._kept: dict[tuple[str, str, str], Unmatched] = {}  # (scenario, hash, node)
-        self._spans: dict[str, list[float]] = {}  # IR hash -> [first, last] event time
         # session id -> (time of its last event, its current node, scenario, IR hash), the
         # least recently heard from first (an entry is re-inserted at each event)
         self._live: dict[str, tuple[float, str, str, str]] = {}
@@ -186,54 +188,74 @@ class Aggregator:
         self.add_all((event,))
 
     def add_all(self, events: Iterable[Event]) -> "Aggregator":
-        scenario, since, live, shapes = self.scenario, self.since, self._live, self._shapes
+        """The loop every event goes through, kept to plain local operations (a million
+        events a report); what few events need (a start, a return, kept text) is a call."""
+        scenario, since, live = self.scenario, self.since, self._live
+        versions, settle_at, counted = self._versions, self._next_settle, 0
         for event in events:
-            if scenario is not None and event.scenario != scenario:
-                continue
             when = event.time
-            if since is not None and when < since:
+            if (scenario is not None and event.scenario != scenario) or (
+                    since is not None and when < since):
                 continue
-            if self.window is None:
-                self.window = when
-            self.events += 1
-            if when >= self._next_settle:
+            counted += 1
+            if when >= settle_at:
+                if self.window is None:
+                    self.window = when
                 self._settle(when - ABANDON_SECONDS)
-                self._next_settle = when + SETTLE_EVERY
-            span = self._spans.get(event.ir_hash)
-            if span is None:
-                self._spans[event.ir_hash] = [when, when]
-            elif when > span[1]:
-                span[1] = when
+                settle_at = when + SETTLE_EVERY
+            version = versions.get(event.ir_hash)
+            if version is None or version[0] != event.scenario:
+                version = self._version(event)
+            if when > version[2]:
+                version[2] = when
             entry = live.pop(event.session_id, None)
             if event.kind == STARTED:
-                key = (event.scenario, event.ir_hash, event.node)
-                self._started[key] = self._started.get(key, 0) + 1
+                self._start(event)
             else:
-                if event.idle >= ABANDON_SECONDS and (
-                        entry is not None or when - event.idle >= self.window):
-                    self._resume(event, settled=entry is None)
-                shape = self._shape(event)
+                if event.idle >= ABANDON_SECONDS:
+                    self._resume(event, entry)
+                confidence = event.confidence
+                shape = (event.node, event.next_node, event.reason, event.passed,
+                         event.complete, event.turn if event.complete else 0,
+                         event.fallback is not None, event.safety, None if confidence is None
+                         else min(BINS - 1, max(0, int(confidence * BINS))))  # its bin
+                shapes = version[3]
                 shapes[shape] = shapes.get(shape, 0) + 1
                 if event.text is not None:
                     self._keep(event)
             if not event.complete:
                 live[event.session_id] = (when, event.next_node or event.node,
                                           event.scenario, event.ir_hash)
+        self.events += counted
+        self._next_settle = settle_at
         return self
 
-    @staticmethod
-    def _shape(event: Event) -> tuple:
-        confidence = event.confidence
-        if confidence is not None:
-            confidence = min(BINS - 1, max(0, int(confidence * BINS)))
-        return (event.scenario, event.ir_hash, event.node, event.next_node, event.reason,
-                event.passed, event.complete, event.turn if event.complete else 0,
-                event.fallback is not None, event.safety, confidence, None)
+    def _version(self, event: Event) -> list:
+        """The tally entry of an event's scenario version, made on its first event."""
+        key = (event.scenario, event.ir_hash)
+        found = self._versions.get(event.ir_hash)
+        if found is None:
+            found = self._versions[event.ir_hash] = [event.scenario, event.time, event.time,
+                                                     {}, event.ir_hash]
+        elif found[0] != event.scenario:
+            found = self._others.get(key)
+            if found is None:
+                found = self._others[key] = [event.scenario, event.time, event.time, {},
+                                             event.ir_hash]
+        return found
 
-    def _resume(self, event: Event, settled: bool) -> None:
-        """A session back after 30 minutes: if it was settled as abandoned, that is taken
-        back (the node it is back at is the one it was counted lost at)."""
-        key = (event.scenario, event.ir_hash, event.node, settled)
+    def _start(self, event: Event) -> None:
+        key = (event.scenario, event.ir_hash, event.node)
+        self._started[key] = self._started.get(key, 0) + 1
+
+    def _resume(self, event: Event, entry: tuple | None) -> None:
+        """A session back after 30 minutes (`entry`: its place among the live ones, None
+        once settled). Settled earlier in this report (its previous event is in the report's
+        window), its abandonment is taken back: the node it is back at is the one it was
+        counted lost at."""
+        if entry is None and event.time - event.idle < self.window:
+            return  # its previous event is before this report: it was never counted
+        key = (event.scenario, event.ir_hash, event.node, entry is None)
         self._resumed[key] = self._resumed.get(key, 0) + 1
 
     def _keep(self, event: Event) -> None:
@@ -274,7 +296,11 @@ class Aggregator:
             found = tallies.get((scenario, ir_hash))
             if found is None:
                 found = tallies[scenario, ir_hash] = Tally(scenario, ir_hash)
-                found.first, found.last = self._spans.get(ir_hash, (None, None))
+                entry = self._versions.get(ir_hash)
+                if entry is None or entry[0] != scenario:
+                    entry = self._others.get((scenario, ir_hash))
+                if entry is not None:
+                    found.first, found.last = entry[1], entry[2]
             return found
 
         for (scenario, ir_hash, node), count in self._started.items():
@@ -282,10 +308,11 @@ class Aggregator:
             version.started += count
             version.events += count
             version.node(node).visits += count
-        for shape, count in self._shapes.items():
-            version = tally(shape[0], shape[1])
-            version.events += count
-            version.turn(shape, count)
+        for entry in [*self._versions.values(), *self._others.values()]:
+            for shape, count in entry[3].items():
+                version = tally(entry[0], entry[4])
+                version.events += count
+                version.turn(shape, count)
         for (scenario, ir_hash, node), count in self._abandoned.items():
             version = tally(scenario, ir_hash)
             version.abandoned += count

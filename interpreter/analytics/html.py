@@ -148,7 +148,8 @@ def node_bars(key: str, version: dict[str, Any]) -> str:
             + bars("Drop-offs per node (the last node of abandoned sessions)", f"{key}d",
                    drops, max((n["drop_offs"] for n in nodes), default=0))
             + "<p>Fallback rate: the share of a node's turns that were silent or not "
-              "understood.</p>" + bars("Fallback rate per node (turns not understood or silent)", f"{key}r",
+              "understood.</p>"
+            + bars("Fallback rate per node (turns not understood or silent)", f"{key}r",
                    falls, 1.0)
             + '<table><caption>Nodes</caption><thead><tr><th scope="col">node</th>'
               '<th scope="col">visits</th><th scope="col">turns</th><th scope="col">'
@@ -183,7 +184,8 @@ def graph(key: str, version: dict[str, Any]) -> str:
              f'{height}" width="{width}" height="{height}"><title id="{key}g">The graph of '
              "the transitions taken; a redder node lost more of its visitors</title><defs>"
              f'<marker id="{key}a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" '
-             'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L10 5L0 10z" fill="#8c959f"/>'
+             'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto">'
+             '<path d="M0 0L10 5L0 10z" fill="#8c959f"/>'
              "</marker></defs>"]
     for edge in version["transitions"]:
         (x1, y1), (x2, y2) = place[edge["from"]], place[edge["to"]]

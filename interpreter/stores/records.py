@@ -54,13 +54,19 @@ class RecordStore(Protocol):
     async def get(self, session_id: str) -> Stored | None: ...
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float) -> int:
+                  now: float, events: tuple = ()) -> int:
         """Store `data` as version `expected_version + 1` if the stored version is
-        `expected_version` (0: no session yet), else `VersionConflict`; the new version."""
+        `expected_version` (0: no session yet), else `VersionConflict`; the new version.
+        `events`: `(time, bytes)` analytics events (SPEC 16) written with it, in the same
+        transaction or script, or not at all."""
         ...
 
     async def delete(self, session_id: str) -> bool:
-        """Remove a session; whether there was one."""
+        """Remove a session and its analytics events; whether there was one."""
+        ...
+
+    async def expire_events(self, before: float) -> int:
+        """Remove the events older than `before` (`--events-days`); how many."""
         ...
 
     async def put_ir(self, ir_hash: str, blob: bytes) -> None: ...
