@@ -48,7 +48,7 @@ def test_every_diagnostic_code_has_an_entry_with_an_example(site):
 def test_every_command_has_its_help_in_the_cli_reference(site):
     page = (site / "reference" / "cli.html").read_text("utf-8")
     for command in ("mgc check", "mgc compile", "mgc inspect", "mgc graph", "mgc schema",
-                    "mgi run", "mgi test", "mgi fuzz", "mgi serve"):
+                    "mgi run", "mgi test", "mgi fuzz", "mgi serve", "mgi report"):
         assert f">{command}<" in page, command
 
 
