@@ -11,7 +11,9 @@ and changes nothing (`VersionConflict`). Each put carries a random token, stored
 script resent with the token of the write already stored (redis-py resends a command when the
 answer timed out) is answered with that write's version, so a put that succeeded is never
 reported as a conflict, and another writer's put (a token of its own) never passes for it.
-IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. A `get` is one HMGET,
+IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. Analytics events
+(SPEC 16) go into a stream per UTC day, `mago:events:{day}`, added by the same script as the
+put that carries them (`EVENTS_SCRIPT`). A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
 
 A command that fails to reach Redis is sent once more on a new connection (`RETRIES`), each

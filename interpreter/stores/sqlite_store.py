@@ -2,10 +2,12 @@
 
 In: `sqlite:PATH` or `sqlite:PATH?synchronous=full` (`normal` is the default) and the session
 TTL; then the `RecordStore` calls of `records`. Out: `Stored` records, new versions, IR blobs.
-After: the file holds two tables, `sessions(id, version, data, updated_at, expires_at)` and
-`ir_blobs(hash, blob)`; opening makes them if they are missing (several processes may open
-one file at once). A put is a compare-and-set in one statement (`UPDATE ... WHERE version =
-expected`, or an insert that only takes over an expired row): SQLite takes the write lock as a
+After: the file holds the tables `sessions(id, version, data, updated_at, expires_at)` and
+`ir_blobs(hash, blob)`, and for analytics (SPEC 16) `events(id, session_id, time, data)`
+(written in the same transaction as the put that carries them) and
+`events_deleted(session_id, upto)`; opening makes them if they are missing (several
+processes may open one file at once). A put is a compare-and-set in one statement (`UPDATE
+... WHERE version = expected`, or an insert that only takes over an expired row): SQLite takes the write lock as a
 writing statement starts, so of two writers with the same expected version one wins and the
 other gets `VersionConflict` with nothing changed, whichever processes they run in. A row past
 its `expires_at` is gone for `get` and `put` (a create over it succeeds), and `sweep` deletes
