@@ -219,3 +219,40 @@ def test_delete_inline_and_kept_text_through_the_server(served_irs):
         (version,) = inline["scenarios"]
         assert version["scenario"] == "(inline)" and version["ir_hash"] == made["ir_hash"]
         assert version["sessions"]["started"] == 1
+
+
+def test_racing_workers_write_one_event_per_applied_turn_and_a_kill_loses_none(served_irs,
+                                                                               tmp_path):
+    """Two worker processes on one SQLite file, the turns of each session sent all at once:
+    the store's version check makes losers redo their turn, and a loser's put (with its
+    event) writes nothing; then SIGKILL: every acknowledged turn has its event in the file."""
+    import sqlite3
+
+    database = tmp_path / "sessions.db"
+    server = ServiceServer([served_irs / "clinic_booking.ir"], store=f"sqlite:{database}",
+                           extra=["--workers", "2"])
+    server.start()
+    try:
+        sessions = [start(server) for _ in range(4)]
+
+        def one(session_id: str) -> int:
+            client = Client(server.port)
+            try:
+                status, answer, _ = client.call("POST", "/dm/v1/message",
+                                                {"session_id": session_id, "text": "음"})
+                assert status == 200, answer
+                return answer["turn"]["turn"]
+            finally:
+                client.close()
+
+        with ThreadPoolExecutor(12) as pool:
+            answered = list(pool.map(one, [s for s in sessions for _ in range(6)]))
+        assert sorted(answered) == sorted(list(range(2, 8)) * 4)  # each turn applied once
+    finally:
+        server.kill()  # SIGKILL: no shutdown, nothing flushed
+    rows = sqlite3.connect(database).execute(
+        "SELECT session_id, data FROM events ORDER BY id").fetchall()
+    turns: dict[str, list[int]] = {s: [] for s in sessions}
+    for session_id, data in rows:
+        turns[session_id].append(json.loads(data)["turn"])
+    assert all(sorted(found) == list(range(1, 8)) for found in turns.values()), turns
