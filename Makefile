@@ -60,6 +60,8 @@ test: $(STAMP)
 # from the `bench` extra, installed only here; the service section's load generator (wrk) and
 # the Redis store's server are installed with apt when missing (sudo when not root).
 # BENCH_ARGS=--quick is a smoke run; --only turns,compile,throughput,startup,service.
+# The run ends with the guard (tests/benchmarks/budget.json): it fails when a ratio breaks its
+# budget (the targets; with --quick, twice as generous: what .ci/run runs after the tests).
 BENCH_STAMP := $(VENV)/.bench-installed
 BENCH_ARGS ?=
 

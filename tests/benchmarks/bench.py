@@ -35,8 +35,9 @@ Sections, all in one run:
    LangGraph's invoke with SqliteSaver, each one's durability stated) and the stored session
    after 5 turns (its row in the SQLite file).
 
-Prints each section, then one table of every figure against its target (ok / MISSED), and
-writes everything to build/bench.json. `--quick` runs small counts (a smoke run; its figures
+Prints each section, then one table of every figure against its target (ok / MISSED), then
+the guard (guard.py): each figure of tests/benchmarks/budget.json against its budget, the
+exit status non-zero when one is broken; writes everything to build/bench.json. `--quick` runs small counts (a smoke run; its figures
 are not the ones to quote). Rows marked (info) have no target.
 """
 
@@ -59,6 +60,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import guard  # noqa: E402
 import peers  # noqa: E402
 import service_bench  # noqa: E402
 
@@ -369,7 +371,7 @@ def verdicts(results: dict) -> list[dict]:
         add("mgi engine, median per user turn", f"{mgi:.1f} us", "", None)
         lg = r["langgraph"]["median_us"] / mgi
         add("LangGraph turn / mgi turn", f"{lg:,.0f}x ({r['langgraph']['median_us']:,.0f} us)",
-            ">= 50x", lg >= 50)
+            ">= 300x", lg >= 300)
         nx = r["networkx"]["median_us"] / mgi
         add("networkx turn / mgi turn", f"{nx:.2f}x ({r['networkx']['median_us']:.1f} us)",
             "> 1x (mgi lower)", nx > 1)
@@ -378,7 +380,7 @@ def verdicts(results: dict) -> list[dict]:
             f"{nxl:.2f}x ({r['networkx_lambdas']['median_us']:.1f} us)", "", None)
         plain = mgi / r["plain"]["median_us"]
         add("mgi turn / plain-Python turn", f"{plain:.2f}x ({r['plain']['median_us']:.1f} us)",
-            "<= 5x", plain <= 5)
+            "<= 3x", plain <= 3)
     compiled = results.get("compile")
     if compiled:
         for row in compiled["rows"]:
@@ -429,10 +431,12 @@ def verdicts(results: dict) -> list[dict]:
             f = start[env]
             add(f"mgi run to first output ({label})", f"{f['mgi_first_line']['median_ms']:.0f} ms",
                 f"<= {target:.0f} ms (startup_bench)", f["mgi_first_line"]["median_ms"] <= target)
+            engine = f["import_interpreter_engine"]["median_ms"]
             add(f"import interpreter.engine / .cli ({label})",
-                f"{f['import_interpreter_engine']['median_ms']:.0f} / "
-                f"{f['import_interpreter_cli']['median_ms']:.0f} ms "
-                f"(bare python {f['python_bare']['median_ms']:.0f} ms)", "", None)
+                f"{engine:.0f} / {f['import_interpreter_cli']['median_ms']:.0f} ms "
+                f"(bare python {f['python_bare']['median_ms']:.0f} ms)",
+                f"<= {start['engine_target_ms']:.0f} ms (engine)",
+                engine <= start["engine_target_ms"])
     return rows
 
 
@@ -575,6 +579,9 @@ def main(argv: list[str]) -> None:
     results_load["after"] = round(os.getloadavg()[0], 2)
     results["targets"] = verdicts(results)
     print_verdicts(results["targets"])
+    log()
+    results["budgets"] = guard.check(results, args.quick)
+    broken = guard.report(results["budgets"], args.quick, log)
     log(f"(load average before / after the run: {results_load['before']:.2f} / "
         f"{results_load['after']:.2f} on {env['cpus']} CPUs)")
     results["seconds"] = round(time.perf_counter() - started, 1)
@@ -582,6 +589,8 @@ def main(argv: list[str]) -> None:
     OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     spent = ", ".join(f"{k} {v:.0f} s" for k, v in timings.items())
     log(f"\nfigures written to {OUT.relative_to(ROOT)} ({results['seconds']:.0f} s: {spent})")
+    if broken:
+        raise SystemExit(f"bench: {broken} budget(s) of tests/benchmarks/budget.json broken")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def per_call_us(fn, number: int = 2000, repeat: int = 5) -> float:
 def turn_steps() -> None:
     import msgspec
 
-    from interpreter.wording.nlg import RenderContext
+    from interpreter.wording.nlg import RenderContext, speak
     from interpreter.understanding.nlu import nlu_result
     from interpreter.routing import route_turn
     from interpreter.state import append_history
@@ -62,10 +62,10 @@ def turn_steps() -> None:
         for text, nlu in script:
             data, version = store._records[session_id]  # data: the stored frozen state
             state, _ = store.get(session_id)
-            result = engine._understand(text, state, nlu)
+            result, _ = engine._understand(text, state, nlu)
             decision = route_turn(runtime, state, result)
             new = decision.state
-            response = engine.nlg.render(decision, RenderContext(runtime, new))
+            response = speak(engine.nlg, decision, RenderContext(runtime, new)).text
             entry = (text, response, "node", decision.reason)
             history = append_history(new.history, entry)
             saved = msgspec.structs.replace(new, history=history, updated_at=1.0,
@@ -76,8 +76,10 @@ def turn_steps() -> None:
                 per_call_us(lambda: nlu_result(nlu, text)) if text.strip() else 0.0)
             add("route_turn (facts, tiers, Decision, next state)",
                 per_call_us(lambda: route_turn(runtime, state, result)))
-            add("TemplateNLG.render + RenderContext",
-                per_call_us(lambda: engine.nlg.render(decision, RenderContext(runtime, new))))
+            add("safety detector (Runtime.safety.detect)",
+                per_call_us(lambda: runtime.safety.detect(text)) if text.strip() else 0.0)
+            add("speak: TemplateNLG + variants + RenderContext",
+                per_call_us(lambda: speak(engine.nlg, decision, RenderContext(runtime, new))))
             add("append_history (msgpack entry)",
                 per_call_us(lambda: append_history(
                     new.history, (text, response, "node", decision.reason))))

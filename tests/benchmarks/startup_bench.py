@@ -1,4 +1,5 @@
-"""Start-up benchmark: how long `mgi run` takes to say its first line, against a 150 ms target.
+"""Start-up benchmark: how long `mgi run` takes to say its first line, against a 120 ms target
+(and `import interpreter.engine` against 60 ms, issue 24).
 
 Run with `python tests/benchmarks/startup_bench.py [RUNS]` from the repository root (20 runs by
 default; `make bench` reports the same figures through bench.py); it compiles build/senimate.ir
@@ -29,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 IR = ROOT / "build" / "senimate.ir"
-TARGET_MS = 150.0
+TARGET_MS = 120.0
+ENGINE_TARGET_MS = 60.0
 BIN = Path(sys.executable).parent
 
 
@@ -107,8 +109,9 @@ def report(title: str, figures: dict) -> None:
     print(title)
     for key, label in LABELS:
         f = figures[key]
+        target = ENGINE_TARGET_MS if key == "import_interpreter_engine" else TARGET_MS
         verdict = "" if key == "python_bare" else (
-            "  ok" if f["median_ms"] <= TARGET_MS else "  over target")
+            "  ok" if f["median_ms"] <= target else "  over target")
         print(f"  {label:42} {f['median_ms']:7.1f} / {f['p90_ms']:7.1f}{verdict}")
 
 
@@ -119,7 +122,7 @@ def run(runs: int) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         cached["PYTHONPYCACHEPREFIX"] = cache
-        return {"runs": runs, "target_ms": TARGET_MS,
+        return {"runs": runs, "target_ms": TARGET_MS, "engine_target_ms": ENGINE_TARGET_MS,
                 "no_bytecode_cache": bool(as_is.get("PYTHONDONTWRITEBYTECODE")),
                 "environment_as_is": measure(runs, as_is),
                 "bytecode_cached": measure(runs, cached)}
