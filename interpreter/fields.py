@@ -12,7 +12,6 @@ After: nothing is decoded or compiled here; `interpreter.ir` re-exports every pu
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from typing import Any, NamedTuple, Sequence
@@ -292,6 +291,8 @@ def _shown(value: Any, limit: int = 40) -> str:
         return f"a list of {len(value)}"
     if isinstance(value, dict):
         return f"a map of {len(value)}"
+    import json  # only messages about a bad literal need it: not imported at start-up
+
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=not value.isprintable())
     elif value is None or isinstance(value, bool):

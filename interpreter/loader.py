@@ -29,7 +29,6 @@ comparison is a plain `==` on small ints.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from itertools import repeat
 from typing import Any, Callable, Sequence
@@ -453,10 +452,12 @@ def display_value(runtime: Runtime, field: int, value: Any) -> str:
         value = ir.ACTS[value] if 0 <= value < len(ir.ACTS) else value
     elif domain == "nodes" and isinstance(value, int):
         value = runtime.nodes[value].id if 0 <= value < len(runtime.nodes) else value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return to_json(value)
 
 
 def to_json(value: Any) -> str:
     """Compact JSON with the scenario's own script kept readable (Korean stays Korean), for
     traces and prompts."""
+    import json  # traces and prompts only: not imported at start-up
+
     return json.dumps(value, ensure_ascii=False, default=str)

@@ -9,10 +9,23 @@ with its offline provider; `email` the built-in e-mail skill (SMTP or an outbox 
 May import: the core and this room. The core imports only `registry`.
 """
 
+from typing import Any
+
 from .registry import (DEFAULT_TIMEOUT_MS, ENTRY_POINT_GROUP, STATUSES, Skill, SkillContext,
                        SkillRegistry, SkillResult, run_skill)
-from .email import EmailSkill
-from .weather import OfflineWeatherProvider, WeatherProvider, WeatherSkill
+
+# The built-in skills load when first named: the core imports `registry`, which imports this
+# package first, and a run whose scenario has no skill node never needs them.
+_BUILT_IN = {"EmailSkill": "email", "OfflineWeatherProvider": "weather",
+             "WeatherProvider": "weather", "WeatherSkill": "weather"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _BUILT_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{_BUILT_IN[name]}", __name__), name)
 
 ROOM = "plug-in"
 BOUNDARY = ("registry",)
