@@ -298,6 +298,8 @@ class Engine:
         chain stops (unless that node has a skill of its own)."""
         runtime = self.runtime
         state, target = decision.state, decision.next_node
+        if waits(runtime.nodes[target], state.slots):  # most moves: nothing to pass, no lists
+            return decision
         passed: list[tuple[str, str]] = []
         defaults = list(decision.defaults)
         complete = False
