@@ -3,6 +3,7 @@
     python tests/benchmarks/profile_engine.py turn   # engine turn: steps timed alone + cProfile
     python tests/benchmarks/profile_engine.py load   # IR load of a generated scenario: cProfile
     python tests/benchmarks/profile_engine.py load 10000
+    python tests/benchmarks/profile_engine.py shares # the turn without safety, without the NLG
 
 `turn` replays the two scripts of peers.py and times each step of `Engine.turn` alone on the
 real inputs of every turn (the stored state, the NLU object, the state, the decision), then
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import cProfile
 import gc
+import os
 import pstats
 import statistics
 import sys
@@ -182,12 +184,77 @@ def load_profile(nodes: int) -> None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(14)
 
 
+# --- shares: the turn with a part taken out, in multiples of the plain-Python router ---------
+
+
+def _median_turn_ns(runner, sessions: int, ids) -> float:
+    clock, samples = time.perf_counter_ns, []
+    for _ in range(sessions):
+        for script in peers.SCRIPTS.values():
+            session_id = f"share-{next(ids)}"
+            runner.start(session_id)
+            for text, nlu in script:
+                start = clock()
+                runner.turn(session_id, text, nlu)
+                samples.append(clock() - start)
+    return statistics.median(samples)
+
+
+def turn_shares(rounds: int = 40) -> None:
+    """Where the engine turn goes, as in-run ratios (a busy machine moves them little): the
+    engine turn over the plain-Python router's, whole, without the safety detector (it finds
+    nothing), and without the safety detector and the NLG (a fixed reply). Each round times
+    every variant and the plain router back to back; medians of the per-round ratios."""
+    import itertools
+
+    import interpreter.engine as engine_module
+    from interpreter.wording.nlg import Reply
+
+    ids = itertools.count()
+    plain = peers.PlainRouter()
+    whole, quiet, mute = peers.EngineRunner(), peers.EngineRunner(), peers.EngineRunner()
+    quiet.runtime.safety = mute.runtime.safety = _NoDetector()  # their own runtimes
+    speak = engine_module.speak
+    fixed = lambda nlg, decision, context: Reply("네, 말씀해 주세요.", context.state.rotation)  # noqa: E731
+    plan = [("whole engine turn", whole, speak), ("without the safety detector", quiet, speak),
+            ("without the safety detector and the NLG", mute, fixed)]
+    ratios: dict[str, list[float]] = {label: [] for label, _, _ in plan}
+    for label, runner, say in plan:  # warm-up
+        engine_module.speak = say
+        _median_turn_ns(runner, 10, ids)
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            floor = _median_turn_ns(plain, 4, ids)
+            for label, runner, say in plan:
+                engine_module.speak = say
+                ratios[label].append(_median_turn_ns(runner, 4, ids) / floor)
+    finally:
+        engine_module.speak = speak
+        gc.enable()
+    print(f"engine turn / plain-Python router turn, median of {rounds} rounds (load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    for label, values in ratios.items():
+        values.sort()
+        print(f"  {label:42} {statistics.median(values):5.2f}x  "
+              f"(quartiles {values[len(values) // 4]:.2f}-{values[3 * len(values) // 4]:.2f})")
+
+
+class _NoDetector:
+    """A safety detector that finds nothing (the turn without detection)."""
+
+    def detect(self, text: str) -> None:
+        return None
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "turn"
     if what == "turn":
         turn_steps()
         turn_profile()
+    elif what == "shares":
+        turn_shares(int(sys.argv[2]) if len(sys.argv) > 2 else 40)
     elif what == "load":
         load_profile(int(sys.argv[2]) if len(sys.argv) > 2 else 10000)
     else:
-        raise SystemExit("usage: profile_engine.py [turn | load [NODES]]")
+        raise SystemExit("usage: profile_engine.py [turn | shares [ROUNDS] | load [NODES]]")
