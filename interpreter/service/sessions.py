@@ -151,15 +151,24 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(18)  # 144 random bits, in [A-Za-z0-9_-]
 
 
+DECODED_KEPT = 4096  # sessions whose decoded record a worker keeps (the most recent turns)
+
+
 class Sessions:
     def __init__(self, store: RecordStore, registry: Registry, plugins: Plugins,
                  on_turn: Callable[[str, str, TurnResult, float], None],
-                 clock: Callable[[], float] = time.time, recorder: Any = None):
+                 clock: Callable[[], float] = time.time, recorder: Any = None,
+                 decoded_kept: int = DECODED_KEPT):
         self.store, self.registry, self.plugins = store, registry, plugins
         self.recorder = recorder  # analytics.recorder.Recorder, or None: events off
         self.on_turn = on_turn
         self.clock = clock
         self._locks = _Locks()
+        # session id -> (the stored bytes, their record): this worker's last write of each
+        # session, so that its next turn skips the decode when the store still holds exactly
+        # those bytes (the store is still read; another worker's write has other bytes)
+        self._decoded: dict[str, tuple[bytes, SessionRecord]] = {}
+        self.decoded_kept = decoded_kept
 
     # --- creating -------------------------------------------------------------------------
 
@@ -218,7 +227,7 @@ class Sessions:
             if stored is None:
                 raise ApiError(404, "unknown_session", f"no session {session_id}; create it "
                                                        "with POST /dm/v1/session")
-            record = decode_record(stored.data)
+            record = self._record(session_id, stored.data)
             if message.message_id is not None:
                 replay = _replay(record, message, digest)
                 if replay is not None:
@@ -240,7 +249,8 @@ class Sessions:
             if message.message_id is not None:
                 messages = (messages + (Remembered(message.message_id, digest, saved.version,
                                                    turn, trace),))[-MESSAGES_REMEMBERED:]
-            data = encode_record(SessionRecord(record.scenario, saved, messages, record.inline))
+            written = SessionRecord(record.scenario, saved, messages, record.inline)
+            data = encode_record(written)
             now = self.clock()
             events = () if self.recorder is None else self.recorder.turn(
                 record.scenario, record.inline, state, result, now, stored.updated_at, line)
@@ -250,6 +260,7 @@ class Sessions:
                 nlu = result._heard  # the same understanding, on the newer state
                 carried = tuple(a for a in saved.actions if a not in state.actions)
                 continue
+            self._keep(session_id, data, written)
             self.on_turn(record.scenario, session_id, result, time.perf_counter() - started)
             # the rules NLU and a request's `nlu` leave the source empty; the log says which
             source = result.nlu_source or ("request" if message.nlu is not None else "rules")
@@ -257,6 +268,24 @@ class Sessions:
             return _answer(session_id, version, False, turn, trace)
         raise ApiError(503, "store_unavailable", f"session {session_id} changed "
                                                  f"{RETRY_LIMIT} times during this turn; retry")
+
+    def _record(self, session_id: str, data: bytes) -> SessionRecord:
+        """The record of the stored bytes: the one this worker wrote when the store still
+        holds exactly its bytes, else decoded (and not kept: only writes are)."""
+        kept = self._decoded.get(session_id)
+        if kept is not None and kept[0] == data:
+            return kept[1]
+        return decode_record(data)
+
+    def _keep(self, session_id: str, data: bytes, record: SessionRecord) -> None:
+        """Remember this worker's write of a session, the oldest forgotten past the bound."""
+        decoded = self._decoded
+        if self.decoded_kept <= 0:
+            return
+        decoded.pop(session_id, None)  # re-inserted last: the dict's order is the recency
+        decoded[session_id] = (data, record)
+        if len(decoded) > self.decoded_kept:
+            del decoded[next(iter(decoded))]
 
     async def _turn(self, state: DialogueState, version: int, text: str, nlu: Any,
                     carried: tuple = ()) -> tuple[TurnResult, DialogueState, Runtime]:
@@ -289,6 +318,7 @@ class Sessions:
     async def delete(self, session_id: str) -> None:
         await self._locks.acquire(session_id)  # not in the middle of one of its turns
         try:
+            self._decoded.pop(session_id, None)
             if not await self.store.delete(session_id):
                 raise ApiError(404, "unknown_session", f"no session {session_id}")
         finally:
