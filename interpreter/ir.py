@@ -48,7 +48,6 @@ act and node names replaced by their indices (skill statuses and slot enum membe
 strings).
 """
 
-from __future__ import annotations
 
 import contextlib
 import gc
@@ -406,7 +405,7 @@ def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
         raise _error(f"intent {_name(intent.name)}", f"has an invalid pattern ({error})") from None
 
 
-def check_node(node: Node, index: int, nodes: NodeList) -> None:
+def check_node(node: Node, index: int, nodes: "NodeList") -> None:
     """The node at `index` is the one the directory names (so its executor kind is known), its
     end flag is known, its indices point somewhere, its conditions are well formed and
     typed (`check_condition`) and each of its responses is a known kind with variants."""

@@ -18,7 +18,6 @@ that were said in this session (`wording.nlg` reads and advances it; a key that 
 said is absent, so a session without variants stores nothing).
 """
 
-from __future__ import annotations
 
 from typing import Any
 
