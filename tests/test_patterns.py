@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import re
 import time
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -252,3 +253,18 @@ def test_the_old_catastrophic_shapes_from_the_grammar_are_refused():
     for pattern in (r"(?:(?:(?:\wa)+)+)?", r"(?:(?:(?:\s){3})*?)+[^b]aab", r"(?:\d(?:(?:b)?){2,})*?",
                     r"(?:(?:(?:\s)?){2,}){0,3}\w", r"(?:(?:\d){2,}){3}bab"):
         assert problem(pattern, SLOT) is not None, pattern
+
+
+def test_the_stored_category_table_is_what_re_matches_under_this_python():
+    """`category_table` spares every process a scan of `re` (tens of ms at start-up); under
+    the Unicode version it was generated for it must say exactly what the scan says, and
+    under another the scan is used."""
+    from interpreter import category_table
+
+    if category_table.KEY != automaton.category_key():
+        pytest.skip(f"table for Unicode {category_table.KEY}, this Python has "
+                    f"{automaton.category_key()}: the scan is used")
+    assert automaton.category_table_text() == Path(category_table.__file__).read_text(
+        encoding="utf-8")
+    for (source, flags), ranges in category_table.RANGES.items():
+        assert ranges == automaton.scanned_category(source, flags)
