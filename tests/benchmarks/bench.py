@@ -75,7 +75,7 @@ FULL = {"rounds": 10, "sessions": 100, "langgraph_sessions": 8, "compile_sizes":
 QUICK = {"rounds": 3, "sessions": 20, "langgraph_sessions": 2, "compile_sizes": [100, 1000],
          "concurrent": 200, "concurrent_large": 1000, "langgraph_concurrent": 10,
          "memory_sessions": 10_000, "langgraph_memory_sessions": 50, "memory_turns": 5,
-         "startup_runs": 5, "rules_sessions": 30, **service_bench.QUICK}
+         "startup_runs": 9, "rules_sessions": 30, **service_bench.QUICK}
 
 
 def log(text: str = "") -> None:

@@ -76,7 +76,8 @@ def first_lines_ms(argv: list[str], stdin: bytes, env: dict) -> tuple[float, flo
 def summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
-    return {"median_ms": round(statistics.median(ordered), 1), "p90_ms": round(p90, 1)}
+    return {"median_ms": round(statistics.median(ordered), 1), "p90_ms": round(p90, 1),
+            "min_ms": round(ordered[0], 1)}  # the least a busy machine adds (the guard's)
 
 
 LABELS = (("python_bare", "python -c pass"),
@@ -93,12 +94,12 @@ def measure(runs: int, env: dict) -> dict:
     for _ in range(2):  # warm the file cache (and the bytecode cache, when there is one)
         first_lines_ms(mgi, line, env)
         process_ms([sys.executable, "-c", "import interpreter.cli.main"], env)
-    bare = [process_ms([sys.executable, "-c", "pass"], env) for _ in range(runs)]
-    engine = [process_ms([sys.executable, "-c", "import interpreter.engine"], env)
-              for _ in range(runs)]
-    imports = [process_ms([sys.executable, "-c", "import interpreter.cli.main"], env)
-               for _ in range(runs)]
-    lines = [first_lines_ms(mgi, line, env) for _ in range(runs)]
+    bare, engine, imports, lines = [], [], [], []
+    for _ in range(runs):  # interleaved: a burst of other load falls on every figure alike
+        bare.append(process_ms([sys.executable, "-c", "pass"], env))
+        engine.append(process_ms([sys.executable, "-c", "import interpreter.engine"], env))
+        imports.append(process_ms([sys.executable, "-c", "import interpreter.cli.main"], env))
+        lines.append(first_lines_ms(mgi, line, env))
     return {"python_bare": summary(bare), "import_interpreter_engine": summary(engine),
             "import_interpreter_cli": summary(imports),
             "mgi_first_line": summary([a for a, _ in lines]),
