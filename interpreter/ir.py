@@ -48,6 +48,8 @@ act and node names replaced by their indices (skill statuses and slot enum membe
 strings).
 """
 
+# No postponed annotations here: msgspec would compile every field's annotation string when the
+# module-level decoders are built, at every start-up.
 
 import contextlib
 import gc

@@ -18,6 +18,8 @@ that were said in this session (`wording.nlg` reads and advances it; a key that 
 said is absent, so a session without variants stores nothing).
 """
 
+# No postponed annotations here: msgspec would compile every field's annotation string when the
+# module-level decoders are built, at every start-up.
 
 from typing import Any
 
