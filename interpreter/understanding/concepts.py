@@ -73,7 +73,7 @@ STOP_LEMMAS = frozenset((
     "the", "a", "an", "to", "of", "for", "on", "in", "at", "by", "with", "from", "and", "or",
     "be", "is", "are", "am", "was", "do", "does", "did", "can", "could", "would", "will",
     "shall", "should", "may", "might", "please", "just", "so", "this", "that", "there",
-    "here", "what", "how", "which", "when", "where", "why", "who", "some", "any", "have",
+    "here", "some", "any", "have",
     "has", "had", "get", "got", "let", "like", "want", "need", "would", "im", "ive", "id",
     "its", "thats", "whats", "hi", "hello", "hey", "ok", "okay", "yes", "no", "again", "also",
     "now", "up", "out", "about", "if", "but", "than", "then", "very", "really",

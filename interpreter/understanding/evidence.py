@@ -89,6 +89,10 @@ class LemmaIndex:
             for unit in example.units:
                 self._by_unit.setdefault(unit, []).append(number)
 
+    def units(self, words: list[str]) -> frozenset[str]:
+        """The units an utterance says (see `units_of`)."""
+        return units_of(map(self._analyse, words))[0]
+
     def weight(self, unit: str) -> float:
         return self._weight.get(unit, UNKNOWN)
 

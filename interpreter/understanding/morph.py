@@ -22,6 +22,7 @@ import threading
 from typing import Callable
 
 NEG = "NEG"  # the lemma of a negating morpheme
+WH = "=wh"  # the lemma of a question word ("어떤", "뭐", "what", "which"): asking is no request
 CACHE_WORDS = 65536
 
 # Kiwi's tags whose morphemes carry what a word is about: nouns, verbs, adjectives, roots,
@@ -29,9 +30,12 @@ CACHE_WORDS = 65536
 _KO_CONTENT = frozenset(("NNG", "NNP", "NR", "NP", "VV", "VA", "XR", "MAG", "SL", "SN",
                          "VV-R", "VV-I", "VA-R", "VA-I"))
 _KO_NEGATORS = frozenset(("안", "못", "않", "아니", "말"))  # 말다 only as an auxiliary (VX)
-_KO_LIGHT = frozenset(("하", "되", "있", "좀", "그냥", "이제", "잘", "더", "다", "또", "꼭",
-                       "정말", "진짜", "너무", "지금", "그럼", "아", "나", "저", "너", "뭐",
+_KO_LIGHT = frozenset(("하", "되", "있", "주", "드리", "좀", "그냥", "이제", "잘", "더", "다", "또", "꼭",
+                       "정말", "진짜", "너무", "지금", "그럼", "아", "나", "저", "너",
                        "이거", "그거", "저거", "우리", "제", "내", "그렇", "이렇"))
+_KO_WH = frozenset(("어떤", "무슨", "뭐", "무엇", "어디", "왜", "어떻", "언제", "누구", "몇", "어느"))
+_KO_REPORTED = frozenset(("다는", "ᆫ다는", "는다는", "라는", "자는", "냐는"))  # "옮겼다는 내용"
+_EN_WH = frozenset(("what", "which", "where", "when", "why", "who", "how", "whats", "wheres"))
 _EN_NEGATORS = frozenset(("not", "no", "never", "dont", "doesnt", "didnt", "isnt", "wasnt",
                           "arent", "werent", "havent", "hasnt", "hadnt", "wont", "cant",
                           "cannot", "couldnt", "shouldnt", "wouldnt", "aint", "nothing",
@@ -93,6 +97,10 @@ def _korean() -> Callable[[str], tuple[str, ...]]:
             form, tag = token.form, token.tag
             if tag == "NNG" and last_tag == "NNG" and len(form) == 1 and found:
                 found[-1] += form  # "취소선" is a strikethrough, no cancelling: one noun
+            elif tag == "ETM" and form in _KO_REPORTED and found and last_tag in ("EP", "VV"):
+                found.pop()  # "옮겼다는 내용": what the content says, not what is asked
+            elif form in _KO_WH:
+                found.append(WH)
             elif form in _KO_NEGATORS and tag in ("MAG", "VX", "VCN", "VA", "VV"):
                 found.append(NEG)
             elif tag in _KO_CONTENT and form not in _KO_LIGHT:
@@ -114,6 +122,8 @@ def _english() -> Callable[[str], tuple[str, ...]]:
         if word in _EN_NEGATORS:
             verb = _EN_NEGATED_VERBS.get(word)
             return (verb, NEG) if verb else (NEG,)
+        if word in _EN_WH:
+            return (WH,)
         if not word.isascii():
             return (word,)
         return (simplemma.lemmatize(word, lang="en"),)

@@ -74,6 +74,7 @@ MIN_INTENT_SCORE = 0.5  # an intent scoring less is not heard
 MIN_SIMILARITY = 0.45  # the similarity tier's one threshold: see "Calibration" above
 SIMILARITY_CEILING = 0.8  # the score of similarity 1.0: what the example's stems score
 NEGATED = -1.0  # an example or pattern matched, negated: the intent is ruled out for the turn
+STEMS_SCORE = 0.8  # every stem of an example opens a word of the utterance
 MIN_LEMMA_SIMILARITY = 0.5  # the lemma tier's threshold (`evidence`), chosen on the tuning sets
 LEMMA_CEILING = 0.8  # the score of lemma similarity 1.0: what the example's stems score
 MARGIN = 0.05  # SPEC 13.2: the chosen intent scores at least this much over the runner-up
@@ -241,7 +242,7 @@ class _Example:
             negated = negated or word_negated(words, index, len(stem.literal))
         if negated and negations(words) <= self.negations:
             negated = False  # the utterance negates no more than the example itself does
-        return NEGATED if negated else 0.8
+        return NEGATED if negated else STEMS_SCORE
 
 
 class IntentReading(NamedTuple):
@@ -354,8 +355,14 @@ class _IntentMatcher:
         scores = {order: _pattern_score(regexes, raw) for order, regexes in self.patterns}
         out = {order for order, score in scores.items() if score == NEGATED}
         exact = set()
+        index = self.lemma_index() if self._example_words else None
+        lemmas = index.scores(words) if index is not None else {}
+        # an intent with an example of no unit ("안 할래요") is near an utterance of none
+        unitless = index.unitless if index is not None and not index.units(words) else ()
         for order, example in self._candidates(_bigrams(compact)):
             score = example.score(spaced, compact, words)
+            if score == STEMS_SCORE and order not in lemmas and order not in unitless:
+                continue  # a stem opening a word is no lemma of it: "취소선" is no "취소"
             if score == NEGATED:
                 out.add(order)
             elif score > scores.get(order, 0.0):
@@ -363,9 +370,6 @@ class _IntentMatcher:
             if score == 1.0:
                 exact.add(order)
         out -= exact
-        index = self.lemma_index() if self._example_words else None
-        lemmas = index.scores(words) if index is not None else {}
-        unitless = index.unitless if index is not None else ()
         similar = self.similar.best(words, MIN_SIMILARITY, out)
         for order, similarity in similar.scores.items():
             # characters alone are no evidence: "취소선이 뭐예요" shares 취소 with no lemma
@@ -373,7 +377,7 @@ class _IntentMatcher:
                 scores[order] = max(scores.get(order, 0.0), similarity_score(similarity))
         out |= similar.negated - exact
         for order, similarity in lemmas.items():
-            if order in scores or similarity >= MIN_LEMMA_SIMILARITY:
+            if similarity > 0.0:  # under the threshold, a candidate the trace shows
                 scores[order] = max(scores.get(order, 0.0), lemma_score(similarity))
         for order in out:
             scores.pop(order, None)
