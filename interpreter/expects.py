@@ -29,7 +29,7 @@ NOTE = "expects: nothing the node expects was heard, read as not understood"
 class Expected(NamedTuple):
     intents: frozenset[int] | None  # None: every declared intent
     slots: frozenset[str] | None  # None: every declared slot
-    yes_no: bool  # the node's routes read the act: affirm and deny answer it
+    yes_no: bool  # the node's routes read the act (any test of it): affirm and deny answer
 
 
 def _reads(condition: Any, field: int, found: set, everything: list) -> None:
@@ -58,19 +58,19 @@ def expected(runtime: Any, node: ir.Node) -> Expected:
     intents: set = set()
     acts: set = set()
     every: list = []
-    conditions = [t.condition for t in node.transitions]
-    conditions += [g.condition for g in runtime.program.global_transitions]
-    for condition in conditions:
+    own = [t.condition for t in node.transitions]
+    for condition in own + [g.condition for g in runtime.program.global_transitions]:
         _reads(condition, _INTENT, intents, every)
-        _reads(condition, _ACT, acts, [])
+    reads_act: list = []
+    for condition in own:  # affirm and deny answer the node's own routes when they read it
+        _reads(condition, _ACT, acts, reads_act)
     kind = node.expects
     all_intents = kind in ("intent", "any") or bool(every)
     slot_names = runtime.slot_names
     slots = None if kind == "any" else frozenset(
         slot_names[i] for i in node.collect_slots) if kind == "slot" else frozenset()
-    yes_no = any(ir.ACTS[a] in _YES_NO for a in acts if isinstance(a, int)
-                 and 0 <= a < len(ir.ACTS))
-    return Expected(None if all_intents else frozenset(intents), slots, yes_no)
+    return Expected(None if all_intents else frozenset(intents), slots,
+                    bool(acts) or bool(reads_act))
 
 
 def unexpected(runtime: Any, node: ir.Node, intent: int | None, act: str,
@@ -78,10 +78,10 @@ def unexpected(runtime: Any, node: ir.Node, intent: int | None, act: str,
     """Whether a turn at `node` heard none of what it expects (False without `expects`)."""
     if node.expects is None or act in _NEVER_NULL:
         return False
-    if act in _YES_NO:
-        return False if pending else not _table(runtime, node).yes_no
     if act in (ir.ACTS[a] for a in runtime.closing_acts):
         return False
+    if act in _YES_NO:
+        return False if pending else not _table(runtime, node).yes_no
     found = _table(runtime, node)
     if intent is not None and (found.intents is None or intent in found.intents):
         return False
