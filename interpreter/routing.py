@@ -45,9 +45,10 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from . import expects, ir
+from . import ir
 from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
+from .understanding.expects import NOTE as EXPECTS_NOTE, unexpected
 from .understanding.nlu import NLUResult
 from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots, check_value
 from .state import DialogueState
@@ -176,12 +177,12 @@ def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         return decision
     update = decision.slot_update
     stored = tuple(name for name, _ in update.stored) if update is not None else ()
-    if not expects.unexpected(runtime, node, decision.intent, ir.ACTS[decision.act], stored,
+    if not unexpected(runtime, node, decision.intent, ir.ACTS[decision.act], stored,
                               state.pending_confirmation is not None):
         return decision
     unheard = replace(nlu, intent=None, dialogue_act=None)
     again = _route_turn(runtime, state, unheard, outcome, idle)
-    return replace(again, notes=(*again.notes, expects.NOTE))
+    return replace(again, notes=(*again.notes, EXPECTS_NOTE))
 
 
 def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from . import ir
+from .. import ir
 
 _INTENT = ir.FIELD_INDEX["nlu.intent"]
 _ACT = ir.FIELD_INDEX["nlu.dialogue_act"]
