@@ -46,6 +46,17 @@ after it; 0.8 example stems; 0.5-0.8 similarity, linear from 0.5 at `MIN_SIMILAR
 1.0 (`similarity_score`); 0.6 inform by default (words, nothing recognised); 0.0 null (nothing
 understood). A matched intent always has 0.5 at least.
 
+Lemmas (SPEC 13.1, 13.2). Beside those tiers, the lemma tier (`understanding.evidence`, on
+the lemmas of `understanding.morph`: Kiwi for Korean, simplemma for English) scores each
+intent from `MIN_INTENT_SCORE` at `MIN_LEMMA_SIMILARITY` to `LEMMA_CEILING`, and under it a
+candidate that did not make it. The stems and similarity tiers count only for an intent the
+lemma tier sees too (some unit of it was said), so a word opening alone ("취소선" for "취소")
+is no evidence. Up to `MAX_CANDIDATES` candidates are kept, best first; the best is chosen
+when it reaches its threshold (`intents.NAME.threshold`, default `MIN_INTENT_SCORE`) by
+`MARGIN` over the runner-up, in score or, on a tie, in lemma similarity (an exact example or
+pattern, 1.0, needs no margin); otherwise the intent is None and the result's `intent_note`
+says `ambiguous` or `below threshold`.
+
 Calibration. `MIN_SIMILARITY` is one constant for every intent and language, chosen on the
 labelled set of tests/test_nlu_rules.py together with the weights of `similarity` (a grid
 over them, keeping the settings whose range of working thresholds was widest), then as the
@@ -391,7 +402,7 @@ class _IntentMatcher:
         def rank(order: int) -> tuple[float, float, int]:
             return -scores[order], -lemmas.get(order, 0.0), order
 
-        ranked = sorted(scores, key=rank)[:MAX_CANDIDATES]
+        ranked = sorted((o for o in scores if scores[o] > 0.0), key=rank)[:MAX_CANDIDATES]
         candidates = tuple(Candidate(self.names[o], round(scores[o], 4)) for o in ranked)
         if not ranked:
             return _NO_INTENT
