@@ -139,6 +139,13 @@ def preload(language: str) -> None:
     _LOADERS[primary(language)].start()
 
 
+def preload_for(program) -> None:
+    """`preload` the analyser of a program's language when it has intent examples to read
+    (what the rules NLU would need at its first turn); nothing otherwise."""
+    if any(intent.examples for intent in program.intents):
+        preload(program.language)
+
+
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:
     """The word -> lemmas function of `language`, waiting for it to load."""
     return _LOADERS[primary(language)].get()
