@@ -92,7 +92,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
     for rule in model.safety:  # SPEC 10: its source entry says `safety:CATEGORY`
         target, _, source = transition_row(rule)
         safety.append(ir.SafetyRule(rule.label.partition(":")[2], target, source, rule.name))
-    safety_patterns = [ir.SafetyPattern(p.category, p.pattern) for p in scenario.safety.patterns]
+    safety_patterns = [ir.SafetyPattern(p.category, p.pattern, p.negatable) for p in scenario.safety.patterns]
     return ir.Program(
         name=scenario.metadata.name, language=scenario.metadata.language,
         version=scenario.metadata.version, description=scenario.metadata.description,
@@ -101,7 +101,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         closing_acts=closing_acts(scenario), nodes=nodes, global_transitions=globals_,
         slots=[normalized(build_slot(name, slot)) for name, slot in scenario.slots.items()],
         profile=[build_slot(name, field) for name, field in scenario.profile.items()],
-        intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns))
+        intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns), i.threshold)
                  for name, i in scenario.intents.items()],
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
     )
@@ -140,7 +140,7 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
         turn_limit_enabled=params.turn_limit_enabled, skill=params.skill,
         skill_args=dict(params.skill_args), fallback=params.fallback, timeout_ms=params.timeout_ms,
         transient=node.transient, skip_if_filled=params.skip_if_filled,
-        clear_slots=cleared_slots(params.clear_slots, names),
+        clear_slots=cleared_slots(params.clear_slots, names), expects=params.expects,
     )
 
 

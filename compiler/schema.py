@@ -61,6 +61,7 @@ class IntentDef(_Schema, kw_only=True):
     description: str = ""
     examples: list[str] = []
     patterns: list[str] = []
+    threshold: Annotated[float, Meta(ge=0.0, le=1.0)] | None = None  # SPEC 13.2
 
 
 ItemType = Literal["string", "enum", "email", "integer", "number"]  # a list slot's items
@@ -128,6 +129,7 @@ class Params(_Schema, kw_only=True):
     timeout_ms: Int | None = None
     skip_if_filled: bool = True  # SPEC 8.3: a task node whose slots are known is passed
     clear_slots: list[str] | Literal["all"] = []  # SPEC 8.5: cleared when a turn enters
+    expects: Literal["intent", "slot", "any"] | None = None  # SPEC 13.3
 
 
 class TransitionDef(_Schema, kw_only=True):
@@ -174,6 +176,7 @@ class SafetyPatternDef(_Schema, kw_only=True):
 
     category: Category
     pattern: str
+    negatable: bool = True  # SPEC 13.4: a negation outside the match cancels it
 
 
 class SafetyDef(_Schema, kw_only=True):
@@ -221,7 +224,20 @@ def decode_scenario(text: str, diags: Diagnostics) -> Scenario | None:
     scenario = _decode(text, diags)
     if scenario is not None and isinstance(scenario.metadata, Metadata):
         check_name(scenario.metadata.name, diags)
+        check_language(scenario.metadata.language, diags)
     return scenario
+
+
+_LANGUAGE_TAG = re.compile(r"(?i)(ko|en)(-[a-z0-9]{1,8})*")  # SPEC 13.1, 17.16: BCP 47 tags
+
+
+def check_language(language: Any, diags: Diagnostics) -> None:
+    """E012 for a `metadata.language` that is not Korean or English (`ko`, `en`, or a BCP 47
+    tag whose primary subtag is one of them: `ko-KR`, `en-GB`)."""
+    if isinstance(language, str) and not _LANGUAGE_TAG.fullmatch(language):
+        diags.report("E012", f"metadata.language {language!r} is not a language the rules NLU "
+                     "reads", "/metadata/language",
+                     hint="write \"ko\" or \"en\" (or a tag such as \"ko-KR\", \"en-US\")")
 
 
 def check_name(name: Any, diags: Diagnostics) -> None:

@@ -135,7 +135,26 @@ class TurnResult(msgspec.Struct, omit_defaults=False):
                  "slots": self._heard.slots, "confidence": self._heard.confidence}
         if self._heard.safety is not None:
             heard["safety"] = self._heard.safety
+        if self._heard.candidates:  # SPEC 13.2: why this intent, or why none
+            heard["candidates"] = [{"intent": c.intent, "score": c.score}
+                                   for c in self._heard.candidates]
+        if self._heard.intent_note:
+            heard["intent_note"] = self._heard.intent_note
         return heard
+
+    def understanding_lines(self) -> list[str]:
+        """The detailed level's line on how sure the NLU was (SPEC 13.2): the confidence, the
+        candidates and, when no intent was chosen though some scored, why."""
+        heard = self._heard
+        if heard is None or self.decision is None:
+            return []
+        line = f"nlu: confidence {heard.confidence:.2f}"
+        if heard.candidates:
+            line += "; candidates " + ", ".join(f"{c.intent} {c.score:.2f}"
+                                                for c in heard.candidates)
+        if heard.intent_note:
+            line += f" ({heard.intent_note})"
+        return [line]
 
     @property
     def dropped(self) -> list[dict[str, Any]]:

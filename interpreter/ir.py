@@ -71,9 +71,11 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 4  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
+FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
-# every response a list of variants (SPEC 9)
+# every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
+# params.expects, safety patterns' negatable, the field nlu.confidence
+OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 # The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
@@ -119,6 +121,7 @@ class Intent(_Record):
     description: str = ""
     examples: list[str] = []
     patterns: list[str] = []
+    threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
 
 
 class Transition(_Record):
@@ -151,6 +154,7 @@ class SafetyPattern(_Record):
 
     category: str
     pattern: str  # a regex with a bounded matching time (`patterns.INTENT`)
+    negatable: bool = True  # SPEC 13.4: a negation outside the match cancels it
 
 
 class SourceEntry(_Record):
@@ -182,6 +186,7 @@ class Node(_Record):
     transient: bool = False  # never waits: its routing runs when a turn enters it (SPEC 8.3)
     skip_if_filled: bool = True  # a task node whose collect slots are all known is passed
     clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
+    expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
 
 
 class _Header(_Record):
@@ -283,7 +288,7 @@ def read_envelope(data: bytes) -> Envelope:
             f"IR format version {version} is newer than this mgi supports ({FORMAT_VERSION}); "
             "upgrade mago or recompile with this version's mgc"
         )
-    if version < FORMAT_VERSION:
+    if version < OLDEST_FORMAT_VERSION:
         raise IRError(f"IR format version {version} is no longer supported; recompile with `mgc compile`")
     try:
         envelope = msgspec.msgpack.decode(memoryview(data)[_PREFIX.size:], type=Envelope)

@@ -48,6 +48,7 @@ from msgspec.structs import replace
 from . import ir
 from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
+from .understanding.expects import NOTE as EXPECTS_NOTE, unexpected
 from .understanding.nlu import NLUResult
 from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots, check_value
 from .state import DialogueState
@@ -166,9 +167,28 @@ def safety_of(decision: Decision) -> str | None:
 
 def route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
                outcome: ExecutorOutcome | None = None, idle: int = 0) -> Decision:
-    """Steps 1-7 of SPEC 6.2 for one user turn; pure. The hot path of every turn, so the
-    steps are written out here in order rather than in one function each. `idle`: seconds
-    since the session's previous turn (`system.idle_seconds`, from the engine's clock)."""
+    """Steps 1-7 of SPEC 6.2 for one user turn; pure. `idle`: seconds since the session's
+    previous turn (`system.idle_seconds`, from the engine's clock). At a node that declares
+    `params.expects` (SPEC 13.3), a turn that heard none of it, and that neither the safety
+    tier nor a global transition takes, is routed again read as not understood."""
+    decision = _route_turn(runtime, state, nlu, outcome, idle)
+    node = runtime.nodes[decision.handled_node].node
+    if node.expects is None or decision.tier in ("safety", "global"):
+        return decision
+    update = decision.slot_update
+    stored = tuple(name for name, _ in update.stored) if update is not None else ()
+    if not unexpected(runtime, node, decision.intent, ir.ACTS[decision.act], stored,
+                              state.pending_confirmation is not None):
+        return decision
+    unheard = replace(nlu, intent=None, dialogue_act=None)
+    again = _route_turn(runtime, state, unheard, outcome, idle)
+    return replace(again, notes=(*again.notes, EXPECTS_NOTE))
+
+
+def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
+                outcome: ExecutorOutcome | None, idle: int) -> Decision:
+    """Steps 1-7 of SPEC 6.2; the hot path of every turn, so the steps are written out here
+    in order rather than in one function each."""
     table = _current_table(runtime, state)
     if outcome is not None:
         _check_outcome(runtime, outcome)

@@ -466,7 +466,42 @@ class Oracle:
 
     def turn(self, state: dict, text: str, nlu: dict | None,
              idle: float = 0) -> tuple[dict, Step]:
-        """One user turn; `idle`: the pause before it, in seconds (SPEC 8.5)."""
+        """One user turn; `idle`: the pause before it, in seconds (SPEC 8.5). At a node with
+        `params.expects` (SPEC 13.3, 17.13), a turn that heard none of what the node expects
+        and that neither the safety tier nor a global transition took is taken again with
+        its act and intent unheard (read as not understood)."""
+        new, step = self._turn(state, text, nlu, idle)
+        if step.reason.startswith(("safety:", "global")) or not self.unexpected(state, text, nlu):
+            return new, step
+        return self._turn(state, text, dict(nlu or {}, dialogue_act=None, intent=None), idle)
+
+    def unexpected(self, state: dict, text: str, nlu: dict | None) -> bool:
+        """Whether a turn at a node with `expects` heard none of what it expects."""
+        node = self.nodes[state["node"]]
+        kind = node.get("params", {}).get("expects")
+        act, intent, extracted, _ = self.read_nlu(text, nlu)
+        if kind is None or act in ("silence", "null") or act in self.closing:
+            return False
+        routes = [t.get("condition") for t in node.get("next_nodes", [])]
+        if act in ("affirm", "deny"):
+            reads_act = any(f == "nlu.dialogue_act" for c in routes for f, _, _ in condition_leaves(c))
+            return state["pending"] is None and not reads_act
+        intents = set()
+        for condition in routes + [g.get("condition") for g in self.globals]:
+            for field, operator, value in condition_leaves(condition):
+                if field == "nlu.intent":
+                    intents |= {value} if operator == "equals" else set(value) \
+                        if operator == "in" else self.intents
+        if intent is not None and (kind in ("intent", "any") or intent in intents):
+            return False
+        slots, _, _, _ = self.fill_slots(state, act, extracted)
+        stored = {n for n, v in slots.items() if state["slots"].get(n) != v}
+        counted = set(self.slots) if kind == "any" else set(node.get("collect_slots", [])) \
+            if kind == "slot" else set()
+        return not (stored & counted)
+
+    def _turn(self, state: dict, text: str, nlu: dict | None,
+              idle: float = 0) -> tuple[dict, Step]:
         if state["complete"]:
             raise ValueError("oracle: the session is complete")
         here = state["node"]

@@ -828,6 +828,8 @@ def _params(draw, slot_list: list[str]) -> dict:
         params["max_fallback_retries"] = _int(draw, 0, 4)
     if _one_in(draw, 2):
         params["turn_limit_enabled"] = _one_in(draw, 2)
+    if _one_in(draw, 4):  # SPEC 13.3: what the node counts as understood
+        params["expects"] = _choose(draw, ("intent", "slot", "any"))
     if _one_in(draw, 4):
         params["skill"] = _choose(draw, ("weather", "clock", "lookup", "없는_스킬", ""))
         if _one_in(draw, 2):

@@ -26,7 +26,7 @@ from test_service_api import broken_clinic, chain, error_code
 PLAYGROUND = ROOT / "interpreter" / "service" / "playground"
 BOOKING = ["네 예약하고 싶어요", "홍길동이에요", "1958년생이에요", "무릎이 아파서 정형외과로 가고 싶어요"]
 TRACE_KEYS = {"nlu_source", "evaluated", "slot_updates", "dropped", "passed", "tier", "notes",
-              "lines"}
+              "lines", "confidence", "candidates", "intent_note"}  # the last three: SPEC 13.2
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +140,9 @@ def test_the_trace_is_what_mgi_run_detailed_prints(server, served_irs):
             assert fired[0]["rule"] == turn["reason"] and fired[0]["target"] == turn["next_node"]
         assert trace["nlu_source"] == "rules" and trace["passed"] == turn.get("passed", [])
         assert trace["dropped"] == turn.get("dropped", [])
+        heard = turn["nlu"] or {}  # SPEC 13.2: the trace's confidence is the turn line's
+        assert trace["confidence"] == heard.get("confidence")
+        assert trace["candidates"] == heard.get("candidates", [])
 
 
 def test_trace_rows_carry_the_values_read_and_the_slot_updates(server):

@@ -26,7 +26,8 @@ from interpreter.transcripts.run import TranscriptResult, render_human, run_file
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "transcripts"
 SCENARIOS = [ROOT / "scenarios" / f"{name}.json"
-             for name in ("senimate", "senimate_weather", "clinic_booking", "email_compose")]
+             for name in ("senimate", "senimate_weather", "clinic_booking", "email_compose",
+                          "support_bot")]
 VARIANTS = sorted((TRANSCRIPTS / "scenarios").glob("*.json"))
 
 PASSING = sorted(TRANSCRIPTS.glob("*.transcript"))

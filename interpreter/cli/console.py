@@ -106,6 +106,7 @@ def detail_lines(result: TurnResult, runtime: Runtime) -> list[str]:
     from ..routing import trace_lines  # only the detailed levels need the trace
 
     lines = [INDENT + line for line in trace_lines(runtime, result.decision, detailed=True)]
+    lines[1:1] = [INDENT + line for line in result.understanding_lines()]
     if result.nlu_source:  # which NLU read the turn, when it is not the only one
         lines.insert(0, INDENT + "nlu: " + result.nlu_source)
     lines.append(INDENT + "slots: " + to_json(result.slots))

@@ -9,6 +9,7 @@ build their plug-ins the same way.
 from __future__ import annotations
 
 import argparse
+import threading
 from typing import Any, Callable
 
 
@@ -32,6 +33,9 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
                         help="time a turn may spend on LLM calls (default: $MAGO_LLM_BUDGET or 15)")
 
 
+PRELOAD_DELAY_SECONDS = 0.3
+
+
 class LazyRulesNLU:
     """The rules NLU, built on its first parse: the opening is printed without waiting for it."""
 
@@ -40,6 +44,14 @@ class LazyRulesNLU:
     def __init__(self, program: Any):
         self.program = program
         self._nlu = None
+        from ..understanding.morph import preload_for  # standard library only
+
+        # The analyser loads in the background and the first parse joins it; it starts a
+        # moment later, so that loading it (which holds the interpreter lock) does not
+        # delay the opening line (SPEC 13.1: `mgi run` prints it within 150 ms).
+        timer = threading.Timer(PRELOAD_DELAY_SECONDS, preload_for, (program,))
+        timer.daemon = True
+        timer.start()
 
     def parse(self, text: str, context: Any) -> Any:
         if self._nlu is None:

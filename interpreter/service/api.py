@@ -119,6 +119,9 @@ class Trace(Struct, kw_only=True):
     tier: str  # the routing tier that fired (safety, fallback, global, gate, next_nodes, ...)
     notes: list[str]  # how the NLU result was read (corrections)
     lines: list[str]  # the detailed level's lines, as `mgi run` prints them
+    confidence: float | None = None  # SPEC 13.2: the NLU's confidence; null for silence
+    candidates: list[dict[str, Any]] = []  # [{intent, score}], best first, up to 3
+    intent_note: str | None = None  # "ambiguous" or "below threshold" when no intent won
 
 
 class SessionCreated(Struct, kw_only=True):

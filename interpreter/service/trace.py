@@ -29,12 +29,21 @@ def turn_trace(runtime: Runtime, result: TurnResult, line: dict[str, Any],
     decision = result.decision
     passed = [PassedNode(node=p["node"], reason=p["reason"]) for p in line.get("passed", [])]
     lines = trace_lines(runtime, decision, detailed=True)
+    lines[1:1] = result.understanding_lines()
     source = nlu_source(result, nlu_given)
     if result.nlu_source:  # as `mgi run` shows it: which NLU read the turn, first
         lines.insert(0, "nlu: " + result.nlu_source)
     return Trace(nlu_source=source, evaluated=evaluated(runtime, decision),
                  slot_updates=slot_changes(decision.slot_update), dropped=result.dropped,
-                 passed=passed, tier=decision.tier, notes=list(decision.notes), lines=lines)
+                 passed=passed, tier=decision.tier, notes=list(decision.notes), lines=lines,
+                 **understanding(line))
+
+
+def understanding(line: dict[str, Any]) -> dict[str, Any]:
+    """The trace's confidence, candidates and intent note (SPEC 13.2), from the turn line."""
+    heard = line.get("nlu") or {}
+    return {"confidence": heard.get("confidence"), "candidates": heard.get("candidates", []),
+            "intent_note": heard.get("intent_note")}
 
 
 def nlu_source(result: TurnResult, nlu_given: bool) -> str | None:

@@ -4,10 +4,12 @@
 read, the protocol, and the `scripted` NLU (the result comes with the input). `rules` is the
 built-in rules NLU over the dialogue-act `lexicon`. `safety` is the crisis detector that runs
 beside every NLU (SPEC 10), over the data of `safety_lexicon`. The LLM NLU lives with the
-other LLM plug-ins in `interpreter.llm`.
+other LLM plug-ins in `interpreter.llm`. `expects` says what a node with `params.expects`
+counts as understood (SPEC 13.3); `morph` (the analysers), `evidence` and `concepts` are the
+rules NLU's lemma tier.
 
-May import: the core and this room. The core imports only `nlu` and `safety`.
+May import: the core and this room. The core imports only `nlu`, `safety` and `expects`.
 """
 
 ROOM = "plug-in"
-BOUNDARY = ("nlu", "safety")
+BOUNDARY = ("nlu", "safety", "expects")

@@ -26,6 +26,16 @@ if TYPE_CHECKING:
 Safety = Literal["medical_emergency", "self_harm", "abuse"]  # ir.SAFETY_CATEGORIES
 
 
+class Candidate(msgspec.Struct, frozen=True):
+    """An intent the NLU weighed, and its score in [0, 1] (SPEC 13.2)."""
+
+    intent: str
+    score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+
+AMBIGUOUS, BELOW_THRESHOLD = "ambiguous", "below threshold"  # intent notes (SPEC 17.14)
+
+
 class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):
     """What an NLU heard. `dialogue_act` None means not understood (read as `null`).
     `source` says which NLU produced it and why, when that is worth a trace line ("llm",
@@ -40,6 +50,8 @@ class NLUResult(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str = ""
     source: str = ""
     safety: Safety | None = None
+    candidates: tuple[Candidate, ...] = ()  # SPEC 13.2: the best intents, best first (<= 3)
+    intent_note: str = ""  # "ambiguous" or "below threshold" when no intent was chosen
 
 
 class NLUContext(msgspec.Struct, frozen=True):

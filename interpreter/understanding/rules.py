@@ -46,6 +46,17 @@ after it; 0.8 example stems; 0.5-0.8 similarity, linear from 0.5 at `MIN_SIMILAR
 1.0 (`similarity_score`); 0.6 inform by default (words, nothing recognised); 0.0 null (nothing
 understood). A matched intent always has 0.5 at least.
 
+Lemmas (SPEC 13.1, 13.2). Beside those tiers, the lemma tier (`understanding.evidence`, on
+the lemmas of `understanding.morph`: Kiwi for Korean, simplemma for English) scores each
+intent from `MIN_INTENT_SCORE` at `MIN_LEMMA_SIMILARITY` to `LEMMA_CEILING`, and under it a
+candidate that did not make it. The stems and similarity tiers count only for an intent the
+lemma tier sees too (some unit of it was said), so a word opening alone ("취소선" for "취소")
+is no evidence. Up to `MAX_CANDIDATES` candidates are kept, best first; the best is chosen
+when it reaches its threshold (`intents.NAME.threshold`, default `MIN_INTENT_SCORE`) by
+`MARGIN` over the runner-up, in score or, on a tie, in lemma similarity (an exact example or
+pattern, 1.0, needs no margin); otherwise the intent is None and the result's `intent_note`
+says `ambiguous` or `below threshold`.
+
 Calibration. `MIN_SIMILARITY` is one constant for every intent and language, chosen on the
 labelled set of tests/test_nlu_rules.py together with the weights of `similarity` (a grid
 over them, keeping the settings whose range of working thresholds was widest), then as the
@@ -63,8 +74,10 @@ from typing import Any, NamedTuple
 
 from .. import ir, patterns
 from . import lexicon as lex
-from .nlu import NLUResult
-from .similarity import ExampleIndex, example_stem, stem_index, word_negated
+from . import morph
+from .evidence import LemmaIndex
+from .nlu import AMBIGUOUS, BELOW_THRESHOLD, Candidate, NLUResult
+from .similarity import ExampleIndex, example_stem, negations, stem_index, word_negated
 from .text import normalise, span_negated as _span_negated  # noqa: F401 (normalise: public)
 from .values import EnumReader, PatternReader, item_kind, pick_number
 
@@ -72,6 +85,11 @@ MIN_INTENT_SCORE = 0.5  # an intent scoring less is not heard
 MIN_SIMILARITY = 0.45  # the similarity tier's one threshold: see "Calibration" above
 SIMILARITY_CEILING = 0.8  # the score of similarity 1.0: what the example's stems score
 NEGATED = -1.0  # an example or pattern matched, negated: the intent is ruled out for the turn
+STEMS_SCORE = 0.8  # every stem of an example opens a word of the utterance
+MIN_LEMMA_SIMILARITY = 0.5  # the lemma tier's threshold (`evidence`), chosen on the tuning sets
+LEMMA_CEILING = 0.8  # the score of lemma similarity 1.0: what the example's stems score
+MARGIN = 0.05  # SPEC 13.2: the chosen intent scores at least this much over the runner-up
+MAX_CANDIDATES = 3
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _DATE = re.compile(r"\d{2,4}\s*[-./]\s*\d{1,2}\s*[-./]\s*\d{1,4}")
@@ -205,6 +223,7 @@ class _Example:
 
     def __init__(self, spaced: str):
         self.compact = spaced.replace(" ", "")
+        self.negations = negations(spaced.split())  # "안 보낼래요" is itself negated
         self.regex = re.compile(lex.compact_regex(spaced))
         kept = [w for w in spaced.split() if w not in lex.INTENT_STOPWORDS] or spaced.split()
         self.stems = tuple(example_stem(w) for w in kept)
@@ -223,7 +242,7 @@ class _Example:
         if self.compact in compact:
             spans = self.regex.finditer(spaced)
             negated = all(_span_negated(spaced, m.start(), m.end()) for m in spans)
-            return NEGATED if negated else 0.9
+            return NEGATED if negated and not self.negations else 0.9
         if any(stem.literal not in spaced for stem in self.stems):
             return 0.0
         negated = False
@@ -232,7 +251,32 @@ class _Example:
             if index < 0:
                 return 0.0
             negated = negated or word_negated(words, index, len(stem.literal))
-        return NEGATED if negated else 0.8
+        if negated and negations(words) <= self.negations:
+            negated = False  # the utterance negates no more than the example itself does
+        return NEGATED if negated else STEMS_SCORE
+
+
+class IntentReading(NamedTuple):
+    """What intent matching found: the intent (or None), its score, the candidates and, when
+    no intent was chosen though some scored, why (`AMBIGUOUS`, `BELOW_THRESHOLD`)."""
+
+    intent: str | None
+    score: float
+    candidates: tuple[Candidate, ...] = ()
+    note: str = ""
+
+
+_NO_INTENT = IntentReading(None, 0.0)
+
+
+def lemma_score(similarity: float) -> float:
+    """The score of a lemma similarity: linear from `MIN_INTENT_SCORE` at
+    `MIN_LEMMA_SIMILARITY` to `LEMMA_CEILING` at 1.0; under the threshold, proportionally
+    under `MIN_INTENT_SCORE` (a candidate that did not make it)."""
+    if similarity < MIN_LEMMA_SIMILARITY:
+        return MIN_INTENT_SCORE * similarity / MIN_LEMMA_SIMILARITY
+    share = (similarity - MIN_LEMMA_SIMILARITY) / (1.0 - MIN_LEMMA_SIMILARITY)
+    return MIN_INTENT_SCORE + (LEMMA_CEILING - MIN_INTENT_SCORE) * share
 
 
 def similarity_score(similarity: float) -> float:
@@ -276,8 +320,11 @@ class _IntentMatcher:
     n-grams of their stems (`similarity.ExampleIndex`), so the similarity tier looks only at
     the examples that share one with the utterance."""
 
-    def __init__(self, intents: list[ir.Intent]):
+    def __init__(self, intents: list[ir.Intent], language: str = "ko"):
         self.names = [intent.name for intent in intents]
+        self.thresholds = [MIN_INTENT_SCORE if i.threshold is None else i.threshold
+                           for i in intents]
+        self.language = language
         self.patterns: list[tuple[int, tuple[re.Pattern, ...]]] = []
         self.by_gate: dict[str, list[tuple[int, _Example]]] = {}
         self.ungated: list[tuple[int, _Example]] = []
@@ -298,8 +345,18 @@ class _IntentMatcher:
                     self.by_gate.setdefault(gate, []).append((order, example))
         self.gate_keys = frozenset(self.by_gate)
         self.similar = ExampleIndex(similar)
+        self._example_words = similar
+        self._lemmas: LemmaIndex | None = None
+        if similar:
+            morph.preload(language)  # in the background: the first turn joins it
 
-    def match(self, raw: str, spaced: str, words: list[str]) -> tuple[str | None, float]:
+    def lemma_index(self) -> LemmaIndex:
+        """The lemma tier, built at the first turn (the analyser loads off `mgi run`'s path)."""
+        if self._lemmas is None:
+            self._lemmas = LemmaIndex(self._example_words, morph.analyser(self.language))
+        return self._lemmas
+
+    def match(self, raw: str, spaced: str, words: list[str]) -> IntentReading:
         """The best-scoring declared intent and its score, or (None, 0.0); ties go to the first.
 
         An intent one of whose patterns or examples the utterance negates ("취소 안 할게요",
@@ -309,8 +366,14 @@ class _IntentMatcher:
         scores = {order: _pattern_score(regexes, raw) for order, regexes in self.patterns}
         out = {order for order, score in scores.items() if score == NEGATED}
         exact = set()
+        index = self.lemma_index() if self._example_words else None
+        lemmas = index.scores(words) if index is not None else {}
+        # an intent with an example of no unit ("안 할래요") is near an utterance of none
+        unitless = index.unitless if index is not None and not index.units(words) else ()
         for order, example in self._candidates(_bigrams(compact)):
             score = example.score(spaced, compact, words)
+            if score == STEMS_SCORE and order not in lemmas and order not in unitless:
+                continue  # a stem opening a word is no lemma of it: "취소선" is no "취소"
             if score == NEGATED:
                 out.add(order)
             elif score > scores.get(order, 0.0):
@@ -320,15 +383,39 @@ class _IntentMatcher:
         out -= exact
         similar = self.similar.best(words, MIN_SIMILARITY, out)
         for order, similarity in similar.scores.items():
-            if similarity >= MIN_SIMILARITY:
+            # characters alone are no evidence: "취소선이 뭐예요" shares 취소 with no lemma
+            if similarity >= MIN_SIMILARITY and (order in lemmas or order in unitless):
                 scores[order] = max(scores.get(order, 0.0), similarity_score(similarity))
         out |= similar.negated - exact
+        for order, similarity in lemmas.items():
+            if similarity > 0.0:  # under the threshold, a candidate the trace shows
+                scores[order] = max(scores.get(order, 0.0), lemma_score(similarity))
         for order in out:
             scores.pop(order, None)
-        best = min(scores, key=lambda order: (-scores[order], order), default=None)
-        if best is None or scores[best] < MIN_INTENT_SCORE:
-            return None, 0.0
-        return self.names[best], scores[best]
+        return self._choose(scores, lemmas)
+
+    def _choose(self, scores: dict[int, float], lemmas: dict[int, float]) -> IntentReading:
+        """The best intent when it reaches its threshold by `MARGIN` over the runner-up, in
+        score or, on a tie of scores, in lemma similarity ("다시 보내" holds the stems of
+        "그래 보내" and of "다시 보내 줘" alike); the candidates (best first, then the intent
+        declared first) either way."""
+        def rank(order: int) -> tuple[float, float, int]:
+            return -scores[order], -lemmas.get(order, 0.0), order
+
+        ranked = sorted((o for o in scores if scores[o] > 0.0), key=rank)[:MAX_CANDIDATES]
+        candidates = tuple(Candidate(self.names[o], round(scores[o], 4)) for o in ranked)
+        if not ranked:
+            return _NO_INTENT
+        best = ranked[0]
+        if scores[best] < self.thresholds[best]:
+            return IntentReading(None, 0.0, candidates, BELOW_THRESHOLD)
+        if len(ranked) > 1 and scores[best] < 1.0:
+            second = ranked[1]
+            apart = max(scores[best] - scores[second],
+                        lemmas.get(best, 0.0) - lemmas.get(second, 0.0))
+            if apart < MARGIN - 1e-9:
+                return IntentReading(None, 0.0, candidates, AMBIGUOUS)
+        return IntentReading(self.names[best], scores[best], candidates)
 
     def _candidates(self, text_bigrams: frozenset[str]) -> list[tuple[int, _Example]]:
         hits = text_bigrams & self.gate_keys
@@ -360,7 +447,7 @@ class RulesNLU:
 
     def __init__(self, program: ir.Program):
         self.program = program
-        self._intents = _IntentMatcher(program.intents)
+        self._intents = _IntentMatcher(program.intents, program.language)
         self._enums = {i: EnumReader(s) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
@@ -379,7 +466,8 @@ class RulesNLU:
         if reading.act == "silence":
             return NLUResult(dialogue_act="silence", confidence=1.0, text=text)
         words = spaced.split()
-        intent, score = self._intents.match(text, spaced, words) if words else (None, 0.0)
+        found = self._intents.match(text, spaced, words) if words else _NO_INTENT
+        intent, score = found.intent, found.score
         act = "inform" if reading.act == "null" and intent else reading.act
         node = getattr(context, "node", None)
         collected = tuple(node.collect_slots) if node is not None else ()
@@ -388,7 +476,8 @@ class RulesNLU:
             act = "inform"  # "괜찮아요" to "how are you?" answers with a value; it agrees to nothing
         confidence = score if intent else reading.confidence
         return NLUResult(intent=intent, dialogue_act=act, slots=slots,
-                         confidence=confidence, text=text)
+                         confidence=confidence, text=text, candidates=found.candidates,
+                         intent_note=found.note)
 
     def _names_a_member(self, slots: dict[str, Any], collected: tuple[int, ...]) -> bool:
         return any(i in self._enums and self.program.slots[i].name in slots for i in collected)

@@ -16,7 +16,8 @@ spellings are folded (`FOLDS`); idioms are masked (`IDIOMS`); then every entry o
 lexicon is tried, and a match counts unless a negation cancels it (`NEGATABLE`, `HEDGED`).
 A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
 `interpreter.patterns`, as for intent patterns): searched, case-insensitive, in the raw text;
-they only add, and no negation or idiom rule applies to them (write it into the pattern).
+they only add; a negation outside the match cancels one (`negated_outside`, SPEC 13.4,
+17.15) unless the pattern says `"negatable": false`; no idiom rule applies to them.
 
 `merge(detected, said)`: the detector's finding is kept; what an NLU said (an LLM, a
 scripted result) is added only when the detector found nothing. So no NLU can remove a
@@ -252,13 +253,17 @@ class Detector:
     """The built-in lexicon plus one program's `safety.patterns`; built once per program
     (`Runtime.safety`), shared by every session, thread-safe (it holds no state)."""
 
-    def __init__(self, scenario_patterns: Sequence[tuple[str, str]] = ()):
+    def __init__(self, scenario_patterns: Sequence[tuple[str, str] | tuple[str, str, bool]] = ()):
+        """`scenario_patterns`: (category, regex[, negatable]); a negatable pattern (the
+        default, SPEC 13.4) does not count when a negation outside its match cancels it."""
         compiled = []
-        for category, pattern in scenario_patterns:
+        for category, pattern, *rest in scenario_patterns:
             if category not in CATEGORIES:
                 raise ValueError(f"unknown safety category {category!r}")
-            compiled.append((category, patterns.compile_pattern(pattern, patterns.INTENT)))
-        self.scenario_patterns: tuple[tuple[str, re.Pattern], ...] = tuple(compiled)
+            negatable = bool(rest[0]) if rest else True
+            compiled.append((category, patterns.compile_pattern(pattern, patterns.INTENT),
+                             negatable))
+        self.scenario_patterns: tuple[tuple[str, re.Pattern, bool], ...] = tuple(compiled)
 
     def detect(self, text: str) -> str | None:
         """The category of the first crisis expression in `text` (in `CATEGORIES` order:
@@ -297,11 +302,12 @@ class Detector:
                         break
         if self.scenario_patterns:
             searched = patterns.searched(text)
-            for i, (category, regex) in enumerate(self.scenario_patterns):
+            for i, (category, regex, negatable) in enumerate(self.scenario_patterns):
                 if first and found and CATEGORIES.index(category) >= \
                         CATEGORIES.index(found[0].category):
                     continue  # cannot change the answer
-                match = regex.search(searched)
+                match = next((m for m in regex.finditer(searched) if not negatable
+                              or not negated_outside(searched, m.start(), m.end())), None)
                 if match is not None:
                     found.append(Finding(category, "scenario", f"safety.patterns[{i}]",
                                          match.group()))
@@ -310,9 +316,26 @@ class Detector:
         return found
 
 
+_KO_NEGATION_BEFORE = frozenset(("안", "못", "않", "없"))
+
+
+def negated_outside(text: str, start: int, end: int) -> bool:
+    """Whether the match `text[start:end]` of a scenario pattern is negated by the words
+    around it, outside the match (SPEC 17.15: "숨을 못 쉬겠어" matched whole is no
+    negation): an English negator among the three words before it ("I didn't take too many
+    pills"), "안"/"못" just before it, or a Korean negation right after it ("-지 않", "은
+    없")."""
+    before = text[:start].lower().translate(_APOSTROPHES).split()[-3:]
+    if _NEGATORS.intersection(before) or (before and before[-1] in _KO_NEGATION_BEFORE):
+        return True
+    after = _SPACING.sub("", text[end:end + 24])
+    return bool(after) and not after.isascii() and _NEG_AFTER.match(after) is not None
+
+
 def detector_for(program: Any) -> Detector:
     """The detector of a program (`ir.Program.safety_patterns`)."""
-    return Detector([(p.category, p.pattern) for p in getattr(program, "safety_patterns", ())])
+    return Detector([(p.category, p.pattern, getattr(p, "negatable", True))
+                     for p in getattr(program, "safety_patterns", ())])
 
 
 def merge(detected: str | None, said: Any) -> str | None:

@@ -57,7 +57,7 @@ FOLDS: tuple[tuple[str, str], ...] = (
 # Word lists the patterns below are built from (kept here so a reviewer reads them once).
 _PEOPLE = ("아들|딸|며느리|사위|남편|아내|마누라|영감|할멈|손자|손녀|자식|자식들|자녀|아들놈|"
            "큰아들|작은아들|큰딸|막내|형|오빠|언니|누나|동생|조카|보호사|요양보호사|간병인|"
-           "도우미|그사람|그놈|그인간|그녀석|누가|사람들|애들|옆집사람|이웃")
+           "도우미|직원|간호사|요양사|복지사|그사람|그놈|그인간|그녀석|누가|사람들|애들|옆집사람|이웃")
 _ME = "나를|저를|날|절|나|저|내몸을|제몸을"
 _OFTEN = ("자꾸|또|맨날|매일|막|마구|심하게|늘|계속|가끔|때때로|툭하면|날마다|걸핏하면|술만먹으면|술먹고|"
           "술마시고|술마시면|술먹으면|취하면|화나면|화가나면")
@@ -65,7 +65,7 @@ _HIT = ("(?:발로|주먹으로|손으로|막대기로|지팡이로|몽둥이로
         "(?:때려|때리|때렸|때린|때릴|팼|패요|패고|패서|두들겨|밀쳐|밀쳤|밀어서|걷어차|걷어찼|"
         "발로차|발로찼|꼬집|손찌검|폭행|손을대|손대)"
         "|(?:주먹으로|손바닥으로|몽둥이로|지팡이로|막대기로)(?:쳐|쳤|친|치)")
-_INTENSE = "너무|많이|정말|진짜|갑자기|꽉|콱|턱|막|엄청|좀|되게|심하게|계속|자꾸|콕콕|찌르듯이|쥐어짜듯이|쥐어짜듯"
+_INTENSE = "터질것처럼|터질듯이|터질듯|찢어질듯이|찢어질것처럼|너무|많이|정말|진짜|갑자기|꽉|콱|턱|막|엄청|좀|되게|심하게|계속|자꾸|콕콕|찌르듯이|쥐어짜듯이|쥐어짜듯"
 _SPOUSE = "남편|영감|아내|마누라|할멈|할아범|할아버지|할머니|먼저간사람|먼저간남편|먼저간영감"
 
 # (name, category, script, pattern, rule)
@@ -83,7 +83,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"숨(?:을|이|도|을잘|이잘)?(?:못|안)(?:쉬|쉴|쉬어|쉬겠|쉬어지|쉬어져)"
      rf"|숨(?:쉬기|쉬는게|쉬는것이|쉬기가|을쉬기|을쉬기가|을쉬는게|쉬는거)(?:{_INTENSE})*(?:힘들|힘드|어렵|어려|곤란|안돼|안되)"
      rf"|숨이(?:{_INTENSE})*(?:막혀|막히|막힐것같|막힌다|넘어갈|끊어질|멎을|멈출)"
-     r"|숨이(?:너무|많이|심하게)?차서(?:말|걷|움직|죽|못)|숨(?:을|이)?(?:쉴|쉬실)수(?:가|도)?없", NEGATABLE),
+     r"|숨이(?:너무|많이|심하게)?(?:차서|가빠서|가쁘고)(?:말|걷|움직|죽|못)|숨(?:을|이)?(?:쉴|쉬실)수(?:가|도)?없", NEGATABLE),
     ("breathing_noun", MEDICAL, "ko",
      rf"호흡(?:이|을|도)?(?:{_INTENSE})*(?:곤란|힘들|어렵|안돼|안되|가빠|이상)|호흡곤란", NEGATABLE),
     ("collapse", MEDICAL, "ko",
@@ -91,13 +91,17 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|의식(?:을|이)?(?:잃|없)|기절(?:했|할것같|해|하셨)|실신", NEGATABLE),
     ("fall_cannot_get_up", MEDICAL, "ko",
      rf"(?:넘어져|넘어졌|넘어지|미끄러져|미끄러졌|주저앉|바닥에|낙상|굴러|굴렀|떨어져|떨어졌)(?:았|었|아|어)?(?:서|는데|고|더니)?(?:{_INTENSE})*"
-     r"(?:못일어나|안일어나|일어날수가없|일어날수없|일어나질못|일어나지를못|못움직|움직일수가?없)",
+     r"(?:혼자|혼자서|스스로|도저히|다시|다리를|몸을)?"
+     r"(?:못일어나|안일어나|일어날수가없|일어날수없|일어나질못|일어나지를못|못움직|움직일수가?없|일어날수가없)",
      NEGATABLE),
     ("stroke_signs", MEDICAL, "ko",
      r"(?:한쪽|반쪽|왼쪽|오른쪽)(?:팔|다리|팔다리|몸|얼굴|손|발)(?:이|에|을|가)?(?:갑자기)?(?:저리고|저리면서|떨리고)?"
      r"(?:마비|안움직|움직이지않|힘이안|힘이없|감각이없)"
      r"|(?:팔|다리|몸|얼굴)(?:이|에|가)?(?:갑자기)?마비"
-     r"|말이(?:갑자기)?(?:어눌|꼬여|꼬이)|발음이(?:갑자기)?(?:이상|어눌|꼬여)|(?:입|얼굴)이(?:한쪽으로)?돌아갔"
+     r"|(?:팔|다리|팔다리|손|한쪽팔|한쪽다리)(?:에|이|가)?(?:갑자기)?힘이(?:안|하나도안|잘안)들어가"
+     r"|(?:얼굴|몸)(?:한쪽|반쪽)(?:이|에|가)?(?:갑자기)?(?:마비|안움직|감각이없)"
+     r"|말이(?:갑자기|자꾸|계속)?(?:어눌|꼬여|꼬이)|발음이(?:갑자기)?(?:이상|어눌|꼬여)|(?:입|얼굴)이(?:한쪽으로)?(?:돌아갔|돌아가고|돌아가서|돌아가요|돌아가네)"
+     r"|(?:한쪽|반쪽|왼쪽|오른쪽)(?:팔|다리|팔다리|손|몸)(?:에|이|가)?(?:갑자기)?힘이(?:빠졌|빠져|쭉빠|없어)"
      r"|갑자기(?:앞이|눈앞이|한쪽눈이|눈이)(?:안보|캄캄|깜깜)", NEGATABLE),
     ("bleeding", MEDICAL, "ko",
      r"피가(?:너무|많이|계속|철철|펑펑|엄청)+(?:나|흘러|쏟아|나와)|피가(?:안|잘안)?멈추지않"
@@ -106,7 +110,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"(?:아파|아퍼|아프고)(?:서)?죽을것같|죽을(?:것)?(?:같이|만큼|정도로)아파"
      r"|아파서(?:못참|참을수가?없|견딜수가?없)|참을수(?:가)?없(?:이|을만큼|게)아파", NEGATABLE),
     ("poisoning", MEDICAL, "ko",
-     r"약(?:을|를)?(?:잘못|너무많이|한꺼번에|많이)먹었|농약(?:을|를)?(?:마셨|먹었|삼켰)"
+     r"약(?:을|를)?(?:잘못|너무많이|한꺼번에|많이|한번에|여러알|몽땅|다)+(?:먹었|삼켰|털어넣었|먹어버렸|먹어버려)|농약(?:을|를)?(?:마셨|먹었|삼켰)"
      r"|(?:독|락스|세제|쥐약)(?:을|를)?(?:마셨|먹었|삼켰)", NEGATABLE),
     ("seizure", MEDICAL, "ko",
      r"(?:경련|발작)(?:을|이)?(?:해|하|일으|나|났|와)|거품을?물|(?:크게|심하게)다쳤|뼈가부러"
@@ -128,6 +132,27 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("emergency_en", MEDICAL, "en",
      r"\b(?:call|get|need) (?:an ambulance|911|119|a doctor now)\b|\bambulance\b"
      r"|\bbleeding (?:a lot|badly|heavily)\b|\bwont stop bleeding\b|\boverdosed?\b", NEGATABLE),
+    ("fall_en", MEDICAL, "en",
+     r"\b(?:fell|fallen|fall|slipped|tripped|collapsed)\b(?: \w+){0,8}? (?:and )?(?:i )?"
+     r"(?:cant|cannot|can not|couldnt|unable to|am unable to) (?:get up|stand up|stand|move|get off)\b"
+     r"|\b(?:on the floor|on the ground) and (?:i )?(?:cant|cannot|can not) (?:get up|move)\b", NEGATABLE),
+    ("overdose_en", MEDICAL, "en",
+     r"\b(?:took|taken|swallowed|ate|had|used)\b(?: \w+){0,2}? (?:too many|too much|way too many"
+     r"|(?:a|the|my) whole bottle(?: of)?|(?:a|the) bottle of|all (?:of )?(?:my|the)|double|twice|triple"
+     r"|a handful of|an overdose of|extra)(?: \w+){0,2}? (?:pills|tablets|medication|medicine|meds"
+     r"|insulin|dose|doses|painkillers|sleeping pills)\b"
+     r"|\bswallowed (?:a|the|my) (?:whole )?bottle\b|\boverdos(?:e|ed|ing)\b", NEGATABLE),
+    ("stroke_en", MEDICAL, "en",
+     r"\b(?:face|mouth|smile) (?:is |has |keeps )?(?:drooping|droops|drooped|started drooping|gone numb|twisted)\b"
+     r"|\bdrooping\b|\b(?:slurred|slurring) (?:speech|words|my words)\b|\b(?:words|speech) (?:are |is )?(?:coming out )?slurred\b"
+     r"|\b(?:cant|cannot|can not|couldnt) (?:lift|move|feel|raise) my (?:left |right )?(?:arm|arms|leg|legs|face|hand|side)\b"
+     r"|\b(?:arm|leg|side|face) (?:went|is|feels|has gone|gone|suddenly went) (?:numb|weak|dead|limp)\b", NEGATABLE),
+    ("unresponsive_en", MEDICAL, "en",
+     r"\b(?:isnt|is not|not|stopped|wont start) (?:breathing|responding)\b|\bwont wake up\b"
+     r"|\b(?:having|had|have) a seizure\b|\bseizures?\b|\bcant catch my breath\b"
+     r"|\blips (?:are )?(?:turning|turned|going) blue\b|\b(?:about|going) to pass out\b"
+     r"|\bworst headache of my life\b|\bblood everywhere\b|\bbleeding (?:wont|will not|doesnt) stop\b"
+     r"|\bchest (?:feels|is) (?:tight|heavy|crushed|like)\b|\bheart is (?:racing|pounding) and\b", NEGATABLE),
     # --- self_harm: wishes to die, suicide, methods, passive death wishes -------------------
     ("want_to_die", SELF_HARM, "ko", r"죽고(?:만)?(?:싶|파)", HEDGED),
     ("die_away", SELF_HARM, "ko",
@@ -148,13 +173,16 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("disappear", SELF_HARM, "ko",
      r"사라지고(?:싶|파)|없어지고(?:싶|파)|없어졌으면(?:좋겠|싶)|(?:내가|제가)없어지면"
      r"|자다가(?:그냥)?(?:안깼으면|안깨어났으면|깨지않았으면|죽었으면|갔으면|떠났으면)"
+     r"|(?:나|저|내가|제가)없어지면(?:다|모두|다들)?(?:편|좋|홀가분)|(?:안|못)(?:깨어났으면|깼으면)(?:좋겠|싶)"
      r"|(?:눈을|아침에)?(?:안|못)떴으면|영원히잠들|영영(?:안|못)(?:깨|깼|깨어)", HEDGED),
     ("method", SELF_HARM, "ko",
-     r"(?:뛰어내리|뛰어내릴|뛰어내려)(?:고싶|까|버릴|려고|면|래|고파)"
+     r"(?:뛰어내리|뛰어내릴|뛰어내려)(?:고싶|까|버릴|려고|면|래|고파|거|게|겠|생각)"
      r"|(?:수면제|농약|제초제)(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)*"
      r"(?:모아|모으|털어넣|삼켜버릴|먹고죽|마시고죽|먹어버릴|마셔버릴|마시고싶|먹을까|마실까)"
      r"|약(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)+(?:털어넣|삼켜버릴|먹고죽|먹어버릴|먹을까)"
-     r"|손목(?:을)?(?:긋|그었|그을|자르|그어)|자해", HEDGED),
+     r"|손목(?:을)?(?:긋|그었|그을|자르|그어)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩)?모아(?:놨|뒀|두|놓)"
+     r"|유서(?:를|도)?(?:써|썼|쓰)|(?:오늘밤에?|이밤에?)(?:다|모든걸|모두|전부)?끝내(?:버릴|버리|려고|고싶)"
+     r"|(?:다|모든걸|모두|전부)끝내버리(?:고싶|려고|겠)|(?:다|모든걸)끝내버릴(?:거|래|게)", HEDGED),
     ("follow_the_dead", SELF_HARM, "ko",
      rf"(?:{_SPOUSE})(?:을|를)?(?:따라(?:가고|갈까|가야|가고파|죽고|가면)|곁으로가고)"
      r"|하늘나라(?:에|로)?(?:가고싶|가고파|가야|갈까|가면)|저세상(?:에|으로)?(?:가고|가야|갈까)"
@@ -170,6 +198,20 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\bno (?:reason|point) (?:to live|in living|to go on)\b|\bnot worth living\b"
      r"|\b(?:dont see|do not see|see no|cant see) (?:the |any )?point (?:in|of) (?:living|life|going on)\b",
      HEDGED),
+    ("jump_en", SELF_HARM, "en",
+     r"\b(?:going to|gonna|will|want to|wanna|thinking (?:about|of)|plan(?:ning)? to|about to|ill) "
+     r"(?:jump|jumping) (?:off|from|in front of|tonight)\b"
+     r"|\b(?:going to|gonna|will|want to|wanna|ill) (?:take|swallow) (?:all|the rest) (?:of )?(?:my|the) "
+     r"(?:pills|tablets|meds|medicine)\b", HEDGED),
+    ("end_it_en", SELF_HARM, "en",
+     r"\bend it (?:all )?tonight\b|\b(?:tonight|today) (?:is|will be) my last (?:night|day)\b"
+     r"|\b(?:go to sleep|sleep|fall asleep) and never wake up\b|\bdisappear forever\b"
+     r"|\b(?:goodbye|suicide) (?:letter|note)\b|\bhang myself\b|\b(?:slit|cut|cutting|slitting) my wrists?\b"
+     r"|\b(?:nobody|no one) would (?:miss|care about) me\b|\bbetter off without me\b"
+     r"|\bhow many pills (?:would it take|does it take|to die|to kill)\b|\bdone with (?:life|living)\b"
+     r"|\bcant go on (?:living|like this|anymore)\b|\bgave away my (?:things|stuff|belongings)\b"
+     r"|\b(?:take|swallow) (?:them all|all (?:of )?(?:my|the) (?:pills|tablets)) at once\b"
+     r"|\bsaving up (?:my )?pills\b|\busing it on myself\b|\btake my own life\b", HEDGED),
     # --- abuse: hitting, threats, confinement, neglect, money taken -------------------------
     ("hit_me", ABUSE, "ko", rf"(?:{_ME})(?:{_OFTEN})*(?:{_HIT})", NEGATABLE),
     ("someone_hits", ABUSE, "ko",
@@ -185,12 +227,14 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      NEGATABLE),
     ("threat", ABUSE, "ko",
      r"죽여버린다|죽여버리겠|죽인다고|죽이겠다고|죽여버린다고|때린다고|때리겠다고|(?:나|저|날|절)(?:를|을)?죽이려"
-     rf"|(?:나|저|날|절)(?:를|을)?(?:협박|위협)|(?:협박|위협)(?:당|을당|받|해요|을해|하고|했)"
+     rf"|(?:나|저|날|절)(?:를|을)?(?:협박|위협)|(?:협박|위협)(?:당|을당|받|해요|을해|하고|했|해|하네)"
      rf"|(?:{_PEOPLE})(?:이|가)(?:{_OFTEN})*(?:욕을|욕)(?:해|하|퍼부|했)", NEGATABLE),
     ("confined", ABUSE, "ko",
      r"(?:방|집|방안)(?:에|에다)?(?:가둬|가뒀|가두|가둡)|(?:나|저|날|절)(?:를|을)?가둬"
      r"|못나가게(?:해|하|막|문을)|문을?잠가(?:놓|두)고(?:못|안)", NEGATABLE),
     ("neglect", ABUSE, "ko",
+     rf"(?:{_PEOPLE})(?:이|가)(?:나를|저를|날)?(?:밥을|끼니를)?굶(?:겨|기고|겼)|방치(?:돼|되|해|당)"
+     r"|아무도(?:안)?(?:씻겨|챙겨|돌봐|밥을?)(?:주고|주지않|안주|주지도않)|"
      r"(?:밥|먹을것|끼니|음식)(?:을|를|도)?(?:안|못|잘안)(?:줘요|줘서|줘|주고|준다|주네|줍니다|챙겨줘|챙겨주)",
      NEGATABLE),
     ("money_taken", ABUSE, "ko",
@@ -199,6 +243,12 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:돈|연금|통장|카드|용돈)(?:을|를|도|까지)?(?:다|몽땅|전부|자꾸|맨날|억지로|몰래)+(?:가져가|가져갔)"
      r"|(?:돈|연금|통장|카드|용돈)(?:을|를)?가져가(?:서|고)(?:안|못)(?:줘|돌려|주)",
      NEGATABLE),
+    ("someone_takes_money", ABUSE, "ko",
+     rf"(?:{_PEOPLE})(?:이|가|들이)(?:{_OFTEN}|몰래|다|맘대로|마음대로)*(?:내|제|나의)?(?:돈|연금|통장|카드|용돈|적금)(?:을|를|도|까지)?"
+     rf"(?:{_OFTEN}|몰래|다|몽땅|맘대로|마음대로)*(?:가져가|가져갔|빼가|빼갔|빼내|써버|써버렸|쓰고)"
+     r"|(?:통장|은행|카드|연금)(?:돈|에서돈)(?:을|를)?(?:다|몽땅|전부|몰래)*(?:빼가|빼갔|빼내|가져가|가져갔)"
+     r"|(?:카드|돈|통장)(?:을|를)?(?:맘대로|마음대로|몰래)(?:써|쓰|썼)"
+     rf"|(?:{_PEOPLE})(?:이|가|들이)(?:{_OFTEN})*(?:나를|저를|날|절)?(?:{_OFTEN})*(?:괴롭혀|괴롭히|괴롭혔|학대)", NEGATABLE),
     ("afraid_of", ABUSE, "ko", rf"(?:{_PEOPLE})(?:이|가)(?:너무|정말|무척|많이|진짜)*무서워", NEGATABLE),
     ("hits_me_en", ABUSE, "en",
      r"\b(?:he|she|they|someone|somebody|my (?:son|daughter|husband|wife|caregiver|carer|grandson"
@@ -206,6 +256,17 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"(?: always| often| keeps| kept| still| sometimes| again)? (?:hits|hit|beats|beat|slaps|slapped"
      r"|kicks|kicked|punches|punched|hurts|hurt|pushes|pushed|shoves|shoved|chokes|choked) me\b",
      NEGATABLE),
+    ("money_taken_en", ABUSE, "en",
+     r"\b(?:took|takes|stole|steals|drained|drains|emptied|empties|keeps taking|keep taking|is taking|are taking|won t give back)"
+     r" (?:all )?my (?:bank card|bank account|money|savings|savings account|pension|card|credit card|checks|house|purse)\b"
+     r"|\bforged my signature\b|\b(?:loan|credit card|account) in my name\b|\bin my name without\b"
+     r"|\b(?:made|forcing|forced|force|makes) me (?:to )?(?:sell|sign)\b|\bsteals? money from my\b", NEGATABLE),
+    ("harm_en", ABUSE, "en",
+     r"\b(?:pinches|pinched|slaps|slapped|grabs|grabbed|shoves|shoved|yells at|screams at|threatens|threatened) me\b"
+     r"|\bthrows things at me\b|\bbruises from\b|\b(?:lock|locks|locked) me in\b"
+     r"|\b(?:wont|will not|doesnt|dont) let me (?:see a doctor|eat|leave|go out|see anyone)\b"
+     r"|\b(?:scared|afraid) to go home\b|\bleaves? me in dirty\b|\bhurt me if i tell\b"
+     r"|\b(?:threatens|threatened) me for money\b", NEGATABLE),
     ("abuse_en", ABUSE, "en",
      r"\b(?:abuses|abused|abusing) me\b|\b(?:being|been|am) abused\b|\babusive\b"
      r"|\b(?:took|takes|steals|stole|taking|stealing) my (?:money|pension|savings|card)\b"

@@ -6,6 +6,15 @@ Run from the repository root:
     .venv/bin/python tests/benchmarks/nlu_eval.py [--lines START:END] [--misses] [--json]
     .venv/bin/python tests/benchmarks/nlu_eval.py --sweep [--lines START:END]
     .venv/bin/python tests/benchmarks/nlu_eval.py --code DIR    # another tree's interpreter
+    .venv/bin/python tests/benchmarks/nlu_eval.py --sets [--misses PART]  # SPEC 13.5
+
+`--sets` prints, per language, the tuning and the frozen held-out sets of tests/data
+(`nlu_sets`: the shipped scenarios, intent patterns removed): per intent precision and recall,
+the overall figures, out-of-domain and near-miss traps given an intent, safety recall per
+category and false alarms on the traps, beside the issue's targets; then the cost of a rules
+NLU parse with morphology (p50 and p90 over every line of both sets, first sight and seen
+again), the load time and memory of each analyser. `--misses heldout` lists what a set got
+wrong (never tune on the held-out list).
 
 The labelled set (`--labelled`, default tests/data/nlu_labelled.jsonl), the fixture programs
 it is said against and the scoring are those of `tests/test_nlu_rules.py` (`load_labelled`,
@@ -91,8 +100,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="intent precision and recall for each similarity threshold "
                              "(rules.MIN_SIMILARITY) from 0.20 to 0.70, instead of the report")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument("--sets", action="store_true",
+                        help="the tuning and held-out sets of tests/data, per language")
+    parser.add_argument("--set-misses", metavar="PART", choices=("tuning", "heldout"),
+                        help="with --sets, list what that set got wrong")
     args = parser.parse_args(argv)
     sys.path[:0] = [str(args.code or TESTS.parent), str(TESTS)]
+    if args.sets:
+        from nlu_sets_report import report_sets
+        return report_sets(args.set_misses)
     import test_nlu_rules as t  # the fixture programs, the loader and the scoring
 
     start, _, end = args.lines.partition(":")

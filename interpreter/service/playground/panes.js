@@ -55,8 +55,18 @@ function factList(line, trace) {
   return h("dl", {class: "facts"},
            h("dt", {}, "NLU"), h("dd", {}, read),
            h("dt", {}, "Tier"), h("dd", {}, trace.tier),
+           h("dt", {}, "Confidence"), h("dd", {}, confidenceText(trace)),
            trace.notes.length ? [h("dt", {}, "Read as"), h("dd", {}, trace.notes.join("; "))]
              : null);
+}
+
+// SPEC 13.2: how sure the NLU was, the intents it weighed and why none was chosen.
+function confidenceText(trace) {
+  if (trace.confidence === null || trace.confidence === undefined) return "-";
+  const weighed = (trace.candidates || []).map(c => `${c.intent} ${c.score.toFixed(2)}`);
+  const note = trace.intent_note ? ` (${trace.intent_note})` : "";
+  return trace.confidence.toFixed(2) + (weighed.length ? ` · candidates ${weighed.join(", ")}`
+                                                        : "") + note;
 }
 
 function evaluatedTable(rows) {

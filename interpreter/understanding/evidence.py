@@ -1,0 +1,121 @@
+"""The lemma tier of intent matching (SPEC 13.2): how much of an intent's examples an utterance
+says, read on lemmas (`morph`) and meaning classes (`concepts`), not on characters.
+
+In: at construction, each example's intent index and normalised words, and the program's
+analyser (word -> lemmas); per turn, the utterance's normalised words. Out (`LemmaIndex.
+scores`): per intent with any shared lemma, a similarity in [0, 1] (its best example).
+
+Similarity of an utterance U to an example E, over their sets of units (a lemma's class when
+it has one, else the lemma), each weighted by how well it tells intents apart:
+
+    weight(u) = log(1 + INTENTS / intents_whose_examples_have(u))   (UNKNOWN for a unit no
+                                                                      example has)
+    sim = |E & U| / (|E & U| + MISSING * |E - U| + EXTRA * |U - E|)
+
+What the example says and the utterance does not costs more than what the utterance adds
+(people wrap a request in more words), but an utterance made of words no example knows is far
+from all of them ("purple monkey dishwasher"). Polarity: an example is not similar to an
+utterance with a different number of negations (`morph.NEG`): "I don't want to cancel" is no
+"cancel my order", "I don't want my order anymore" is no "I want my order".
+Standard library only; nothing here knows about programs or the engine.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, NamedTuple
+
+from .concepts import CONCEPTS, STOP_LEMMAS
+from .morph import NEG
+
+MISSING = 0.7  # weight of a unit of the example the utterance lacks
+EXTRA = 0.35  # weight of a unit of the utterance the example lacks
+UNKNOWN = 1.2  # weight of a unit no example of any intent has
+
+
+class _Example(NamedTuple):
+    intent: int
+    units: frozenset[str]
+    negations: int
+
+
+def units_of(lemma_lists: Iterable[tuple[str, ...]]) -> tuple[frozenset[str], int]:
+    """The units (classes or lemmas, stop lemmas dropped) and negation count of a text."""
+    units, negations = set(), 0
+    for lemmas in lemma_lists:
+        for lemma in lemmas:
+            if lemma == NEG:
+                negations += 1
+            elif lemma not in STOP_LEMMAS:
+                units.add(CONCEPTS.get(lemma, lemma))
+    return frozenset(units), negations
+
+
+def _enough(example: frozenset[str], shared: frozenset[str], said: frozenset[str],
+            known: dict[str, float]) -> bool:
+    """Evidence enough to weigh an example at all: two shared units, or an example of one
+    unit said in an utterance of at most two units that examples know ("cancel it",
+    "refund please"), so that one topic word among others ("my password is safe", "open the
+    door") is not read as a request about it."""
+    if len(shared) >= 2:
+        return True
+    return len(example) == 1 and len(shared) == 1 and len(said) <= 2 and \
+        all(unit in known for unit in said)
+
+
+class LemmaIndex:
+    """Examples as weighted unit sets; `scores` rates an utterance against every intent."""
+
+    def __init__(self, examples: Iterable[tuple[int, list[str]]],
+                 analyse: Callable[[str], tuple[str, ...]]):
+        self._analyse = analyse
+        self._examples: list[_Example] = []
+        self.unitless: set[int] = set()  # intents with an example of no unit ("안 할래요")
+        for intent, words in examples:
+            units, negations = units_of(map(analyse, words))
+            if units:
+                self._examples.append(_Example(intent, units, negations))
+            else:
+                self.unitless.add(intent)
+        intents = {e.intent for e in self._examples}
+        holders: dict[str, set[int]] = {}
+        for example in self._examples:
+            for unit in example.units:
+                holders.setdefault(unit, set()).add(example.intent)
+        count = max(len(intents), 1)
+        self._weight = {u: math.log(1.0 + count / len(h)) for u, h in holders.items()}
+        self._by_unit: dict[str, list[int]] = {}
+        for number, example in enumerate(self._examples):
+            for unit in example.units:
+                self._by_unit.setdefault(unit, []).append(number)
+
+    def units(self, words: list[str]) -> frozenset[str]:
+        """The units an utterance says (see `units_of`)."""
+        return units_of(map(self._analyse, words))[0]
+
+    def weight(self, unit: str) -> float:
+        return self._weight.get(unit, UNKNOWN)
+
+    def scores(self, words: list[str]) -> dict[int, float]:
+        """Intent index -> the best similarity of its examples to the utterance `words`, for
+        every intent an example of which shares a unit with it (0.0 when none counts)."""
+        said, negations = units_of(map(self._analyse, words))
+        touched = {n for unit in said for n in self._by_unit.get(unit, ())}
+        if not touched:
+            return {}
+        said_weight = sum(map(self.weight, said))
+        best: dict[int, float] = {}
+        for number in touched:
+            example = self._examples[number]
+            shared = example.units & said
+            best.setdefault(example.intent, 0.0)  # touched: some unit of it was said
+            if example.negations != negations or not _enough(example.units, shared, said,
+                                                                   self._weight):
+                continue
+            common = sum(self.weight(u) for u in shared)
+            missing = sum(self.weight(u) for u in example.units - said)
+            extra = said_weight - common
+            similarity = common / (common + MISSING * missing + EXTRA * extra)
+            if similarity > best.get(example.intent, 0.0):
+                best[example.intent] = similarity
+        return best
