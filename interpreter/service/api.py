@@ -201,7 +201,10 @@ class ErrorEnvelope(Struct, kw_only=True):
 ERROR_CODES = ("invalid_request", "invalid_profile", "unknown_node", "unknown_scenario",
                "session_exists", "scenario_invalid", "dynamic_disabled", "unknown_session",
                "session_complete", "message_id_reused", "too_large", "unauthorized",
-               "not_found", "method_not_allowed", "store_unavailable", "internal_error")
+               "not_found", "method_not_allowed", "store_unavailable", "internal_error",
+               # SPEC 11.1: limits and defences
+               "headers_too_large", "timeout", "busy", "too_costly", "rate_limited",
+               "store_full", "unsupported_media_type", "misdirected_request")
 
 
 _DECODERS: dict[type, msgspec.json.Decoder] = {}

@@ -33,6 +33,7 @@ from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
 from .alerts import Alerts
+from .connections import GuardedProtocol, Limits
 from .design import Designer
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
@@ -67,11 +68,17 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     keep_unmatched: bool = False
     events_cap: int = 1_000_000  # a Redis day stream's length cap
     public_report: bool = False  # GET /dm/v1/report without MAGO_API_KEY
+    limits: Limits = Limits()
+    compile_seconds: float = 5.0
+    compile_queue: int = 4
+    store_timeout: float = 2.0
 
 
 def from_environment() -> "ServiceApp":
     """uvicorn's factory in each worker: the config `mgi serve` put in the environment."""
-    return ServiceApp(msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig))
+    config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
+    GuardedProtocol.configure(config.limits)  # before this worker accepts a connection
+    return ServiceApp(config)
 
 
 def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
@@ -154,6 +161,7 @@ class ServiceApp:
         request = Request(scope)
         headers = JSON_HEADERS
         try:
+            check_headers(request)
             if self.api_key is not None and request.path not in self.public:
                 self.authorize(request)  # before routing: no path is told to a stranger
             route = self.router.find(request)
@@ -402,6 +410,12 @@ class ServiceApp:
 def graph_text(runtime: Runtime, form: str) -> bytes:
     """The graph of a program in one of `RENDERERS`, drawn once per IR and format."""
     return RENDERERS[form](runtime.program).encode()
+
+
+def check_headers(request: Request) -> None:
+    """SPEC 11.1: one Authorization header (with two, which one counts is ambiguous)."""
+    if sum(1 for name, _ in request.headers if name == b"authorization") > 1:
+        raise ApiError(400, "invalid_request", "send one Authorization header, not several")
 
 
 def decode(request: Request, kind: type) -> Any:

@@ -24,13 +24,13 @@ from ..cli.plugins import InputError, llm_settings
 from ..cli.report import event_config
 from ..stores.records import StoreError, StoreURLError, open_store
 from .alerts import AlertURLError, check_url
-from .app import CONFIG_ENV, ServeConfig
+from .app import API_KEY_ENV, CONFIG_ENV, ServeConfig
+from .connections import GuardedProtocol, Limits
 from .logs import RequestLog, uvicorn_log_config
 from .metrics import MULTIPROC_ENV
 from .registry import RegistryError, load_scenarios
 
 APP = "interpreter.service.app:from_environment"
-GRACE_SECONDS = 30  # a turn in flight at SIGTERM gets this long to finish
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -50,10 +50,11 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         uvicorn.run(APP, factory=True, host=args.host, port=args.port, workers=args.workers,
-                    loop="auto", http="auto", lifespan="on", access_log=False,
+                    loop="auto", http=GuardedProtocol, lifespan="on", access_log=False,
                     log_config=uvicorn_log_config(config.log_level), server_header=False,
                     proxy_headers=False,  # the client's address is not used
-                    timeout_graceful_shutdown=GRACE_SECONDS)
+                    timeout_keep_alive=config.limits.keep_alive,
+                    timeout_graceful_shutdown=args.grace_seconds)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if metrics_dir is not None:
@@ -74,6 +75,7 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
         raise InputError(f"--workers must be at least 1, not {args.workers}")
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be between 1 and 65535, not {args.port}")
+    check_limits(args)
     try:
         load_scenarios(args.paths)
     except RegistryError as error:
@@ -88,11 +90,28 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
     if llm_settings(args) is not None:  # InputError when incomplete
         llm = {"url": args.llm_url, "model": args.llm_model, "api_key": args.llm_api_key,
                "timeout": args.llm_timeout, "budget": args.llm_budget}
+    limits = Limits(keep_alive=args.keep_alive_seconds, headers=args.header_seconds,
+                    body=args.body_seconds, max_connections=args.max_connections)
     config = ServeConfig(paths=[os.path.abspath(p) for p in args.paths], store=args.store,
                          ttl=args.session_ttl, nlu=args.nlu_name, nlg=args.nlg_name, llm=llm,
                          dynamic=args.dynamic, alert_url=args.alert_url,
-                         log_level=args.log_level)
+                         log_level=args.log_level, limits=limits,
+                         compile_seconds=args.compile_seconds,
+                         compile_queue=args.compile_queue, store_timeout=args.store_timeout)
     return event_config(args, config)  # analytics (SPEC 16)
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """Every limit positive, and a key that is set not blank (SPEC 11.1: one line, exit 2)."""
+    for name in ("keep_alive_seconds", "header_seconds", "body_seconds", "max_connections",
+                 "compile_seconds", "compile_queue", "grace_seconds", "store_timeout"):
+        value = getattr(args, name)
+        if not value > 0:
+            raise InputError(f"--{name.replace('_', '-')} must be more than 0, not {value}")
+    key = os.environ.get(API_KEY_ENV)
+    if key is not None and not key.strip():
+        raise InputError(f"{API_KEY_ENV} is set but blank; set it to a secret, or unset it "
+                         "to serve without a key (this machine only)")
 
 
 def check_store(url: str, ttl: float, workers: int) -> None:
