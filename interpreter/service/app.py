@@ -18,6 +18,7 @@ import asyncio
 import hmac
 import os
 import re
+import threading
 import time
 import traceback
 from functools import lru_cache, partial
@@ -51,7 +52,8 @@ READY_TIMEOUT = 2.0
 PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and the page)
 TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 IR_HASH = re.compile(r"[0-9a-f]{64}")
-ALERT_DRAIN_SECONDS = 5.0  # at shutdown, how long alerts in flight may still be sent
+ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
+EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
 
 
 class ServeConfig(msgspec.Struct, kw_only=True):
@@ -92,7 +94,11 @@ def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
         client = ChatClient(settings_from(**config.llm))
 
     def make(runtime: Any) -> tuple[Any, Any, Any]:
+        """In a thread (`Plugins.ready`): the rules NLU is built here, not on a first turn."""
+        from ..understanding.rules import RulesNLU
+
         nlu = LazyRulesNLU(runtime.program)
+        nlu._nlu = RulesNLU(runtime.program)  # its patterns prepared now, off the loop
         if config.nlu == "llm":
             from ..llm.nlu import LLMNLU
 
@@ -116,7 +122,7 @@ class ServiceApp:
         key = os.environ.get(API_KEY_ENV)
         self.api_key = key.strip().encode() if key else None
         self.plugins = make_plugins(config, self.log)
-        self.designer = Designer()
+        self.designer = Designer(config.compile_seconds, config.compile_queue)
         self.alerts = Alerts(config.alert_url, self.alert_result) if config.alert_url else None
         self.store: RecordStore | None = None
         self.registry: Registry | None = None
@@ -229,6 +235,12 @@ class ServiceApp:
         return Recorder(self.config.keep_unmatched)
 
     async def stop(self) -> None:
+        """SPEC 17.4: after the grace period, whatever still runs (a compile, an alert, a
+        thread on the network) gets `EXIT_SECONDS` before the process exits 0 anyway."""
+        exit_anyway = threading.Timer(EXIT_SECONDS, self._exit_now)
+        exit_anyway.daemon = True
+        exit_anyway.start()
+        self.designer.close()  # a compile in flight is killed, never waited for
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self.alerts is not None:
@@ -236,6 +248,11 @@ class ServiceApp:
         if self.store is not None:
             await self.store.close()
         self.log.flush()
+
+    def _exit_now(self) -> None:
+        self.log.event("warning", "shutdown took too long; exiting without waiting further")
+        self.log.flush()
+        os._exit(0)
 
     async def sweep_forever(self) -> None:
         pause = min(60.0, max(1.0, self.config.ttl / 2))

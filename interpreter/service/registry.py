@@ -11,6 +11,7 @@ worker after its scenario is redeployed, while new sessions get the new one.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -113,8 +114,8 @@ class Registry:
         blob = await self.store.get_ir(ir_hash)
         if blob is None:
             raise MissingIR(f"the store has no IR {ir_hash[:12]}; the session cannot go on")
-        try:
-            runtime = load_program_bytes(blob, verify=True)
+        try:  # a thread: loading checks and prepares the whole IR (SPEC 11.1)
+            runtime = await asyncio.to_thread(load_program_bytes, blob, verify=True)
         except IRError as error:
             raise MissingIR(f"the store's IR {ir_hash[:12]} is unusable: {error}") from None
         self._keep(runtime)
