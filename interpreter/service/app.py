@@ -15,6 +15,7 @@ browser cannot send a header when it opens a URL), and asks for the key to call 
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import hmac
 import os
 import re
@@ -48,7 +49,7 @@ from .report import report_answer
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
-READY_TIMEOUT = 2.0
+READY_EVERY = 1.0  # /readyz asks the store at most this often
 PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and the page)
 TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 IR_HASH = re.compile(r"[0-9a-f]{64}")
@@ -79,6 +80,7 @@ class ServeConfig(msgspec.Struct, kw_only=True):
 def from_environment() -> "ServiceApp":
     """uvicorn's factory in each worker: the config `mgi serve` put in the environment."""
     config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
+    faulthandler.enable()  # a fatal signal (a bus error in a driver) leaves a line on stderr
     GuardedProtocol.configure(config.limits)  # before this worker accepts a connection
     return ServiceApp(config)
 
@@ -128,6 +130,7 @@ class ServiceApp:
         self.registry: Registry | None = None
         self.sessions: Sessions | None = None
         self._sweeper: asyncio.Task | None = None
+        self._ready = (float("-inf"), False)  # when /readyz last asked the store, and its answer
         self._openapi = encode(document(__version__))
         self.assets = load_assets()
         self.public = PUBLIC | frozenset(self.assets)
@@ -215,7 +218,7 @@ class ServiceApp:
                 return
 
     async def start(self) -> None:
-        self.store = open_store(self.config.store, self.config.ttl)
+        self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
         self.registry = Registry(self.scenarios, self.store)
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
@@ -404,14 +407,24 @@ class ServiceApp:
         return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
 
     async def readyz(self, request: Request) -> tuple:
+        """200 when the store takes a write now (SPEC 11.1), tried at most once a second."""
+        now = time.monotonic()
+        if now - self._ready[0] >= READY_EVERY:
+            self._ready = (now, await self._store_writable())
+        ready = self._ready[1]
+        return 200 if ready else 503, encode({"status": "ok" if ready else "unavailable",
+                                              "store": self._store_name()}), JSON_HEADERS
+
+    async def _store_writable(self) -> bool:
         try:
             if self.store is None:
                 raise StoreError("the store is not open yet")
-            await asyncio.wait_for(self.store.ping(), READY_TIMEOUT)
-        except (StoreError, asyncio.TimeoutError):
-            return 503, encode({"status": "unavailable", "store": self._store_name()}), \
-                JSON_HEADERS
-        return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
+            await asyncio.wait_for(self.store.writable(), self.config.store_timeout)
+        except (StoreError, asyncio.TimeoutError) as error:
+            self.log.event("warning", "the session store cannot take a write",
+                           error=str(error) or "no answer in time")
+            return False
+        return True
 
     async def metrics_text(self, request: Request) -> tuple:
         return 200, self.metrics.render(), [(b"content-type", CONTENT_TYPE)]

@@ -80,7 +80,7 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
         load_scenarios(args.paths)
     except RegistryError as error:
         raise InputError(str(error)) from None
-    check_store(args.store, args.session_ttl, args.workers)
+    check_store(args.store, args.session_ttl, args.workers, args.store_timeout)
     if args.alert_url is not None:
         try:
             check_url(args.alert_url)
@@ -114,10 +114,10 @@ def check_limits(args: argparse.Namespace) -> None:
                          "to serve without a key (this machine only)")
 
 
-def check_store(url: str, ttl: float, workers: int) -> None:
+def check_store(url: str, ttl: float, workers: int, timeout: float = 2.0) -> None:
     """The store opens and answers now, and can be shared by `workers` processes."""
     try:
-        store = open_store(url, ttl)
+        store = open_store(url, ttl, timeout)
     except StoreURLError as error:
         raise InputError(str(error)) from None
     except StoreError as error:
