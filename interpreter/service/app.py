@@ -35,6 +35,7 @@ from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
 from .alerts import Alerts
+from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .connections import GuardedProtocol, Limits
 from .design import Designer
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
@@ -54,6 +55,7 @@ PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and
 TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 IR_HASH = re.compile(r"[0-9a-f]{64}")
 ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
+INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
 EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
 
 
@@ -75,6 +77,10 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     compile_seconds: float = 5.0
     compile_queue: int = 4
     store_timeout: float = 2.0
+    rate: int = 600
+    max_sessions: int = 1_000_000
+    inline_cache: int = 64
+    forwarded_allow_ips: str = ""
 
 
 def from_environment() -> "ServiceApp":
@@ -124,7 +130,11 @@ class ServiceApp:
         key = os.environ.get(API_KEY_ENV)
         self.api_key = key.strip().encode() if key else None
         self.plugins = make_plugins(config, self.log)
-        self.designer = Designer(config.compile_seconds, config.compile_queue)
+        self.designer = Designer(config.compile_seconds, config.compile_queue,
+                                 config.inline_cache)
+        self.clients = ClientAddress(trusted_proxies(config.forwarded_allow_ips))
+        self.rate = CreationRate(config.rate)
+        self.cap: SessionCap | None = None
         self.alerts = Alerts(config.alert_url, self.alert_result) if config.alert_url else None
         self.store: RecordStore | None = None
         self.registry: Registry | None = None
@@ -219,7 +229,8 @@ class ServiceApp:
 
     async def start(self) -> None:
         self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
-        self.registry = Registry(self.scenarios, self.store)
+        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache)
+        self.cap = SessionCap(self.config.max_sessions, self.store.count)
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
@@ -269,7 +280,12 @@ class ServiceApp:
                 self.metrics.store_errors.inc()
                 self.log.event("warning", "cannot sweep expired sessions", error=str(error))
 
+    def label(self, scenario: str) -> str:
+        """SPEC 11.1: metric labels name registered scenarios only (bounded)."""
+        return scenario if scenario in self.scenarios else INLINE_LABEL
+
     def on_turn(self, scenario: str, session_id: str, result: Any, seconds: float) -> None:
+        scenario = self.label(scenario)
         self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
         if result.reason.startswith(SAFETY_REASON):
             self.safety_event(scenario, session_id, result)
@@ -278,7 +294,7 @@ class ServiceApp:
         """SPEC 10: a warning line with the session and the category (never the text), and
         the POST to --alert-url in the background."""
         category = result.reason.removeprefix(SAFETY_REASON)
-        self.metrics.safety.labels(scenario, category).inc()
+        self.metrics.safety.labels(self.label(scenario), category).inc()
         event = {"event": "safety", "category": category,
                  "session_id": session_id, "scenario": scenario, "node": result.node,
                  "next_node": result.next_node, "time": stamp(time.time())}
@@ -296,8 +312,20 @@ class ServiceApp:
 
     # --- endpoints ------------------------------------------------------------------------
 
+    async def admit(self, request: Request, scope: dict) -> None:
+        """SPEC 11.1 quotas of a session creation: per client a minute, then the store."""
+        wait = self.rate.retry_after(self.clients.of(scope, request.headers))
+        if wait:
+            raise ApiError(429, "rate_limited", f"this client created {self.config.rate} "
+                                                f"sessions this minute; retry in {wait} s",
+                           headers=[(b"retry-after", str(wait).encode())])
+        if not await self.cap.room():
+            raise ApiError(503, "store_full", f"the store holds {self.config.max_sessions} "
+                                              "live sessions (--max-sessions); retry later")
+
     async def create_session(self, request: Request) -> tuple:
         body = decode(request, api.CreateSession)
+        await self.admit(request, request.scope)
         scenario = self.scenarios.get(body.scenario)
         if scenario is None:
             raise self.unknown_scenario(body.scenario)
@@ -308,6 +336,7 @@ class ServiceApp:
             raise ApiError(403, "dynamic_disabled", "this server runs only its registered "
                                                     "scenarios (--no-dynamic)")
         body = decode(request, api.CreateFromScenario)
+        await self.admit(request, request.scope)  # before the compile: that is the cost
         compiled = await self.designer.compile(body)
         if compiled.runtime is None:
             raise ApiError(422, "scenario_invalid", f"the scenario has {compiled.errors} "
@@ -320,7 +349,8 @@ class ServiceApp:
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
                       inline: bool = False) -> tuple:
         answer = await self.sessions.create(runtime, name, body, inline)
-        self.metrics.sessions.labels(name).inc()
+        self.cap.created()
+        self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()
         request.note.update(session_id=answer["session_id"], scenario=name)
         return 201, encode(answer), JSON_HEADERS
 

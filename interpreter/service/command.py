@@ -56,10 +56,18 @@ def add_limit_options(serve: argparse.ArgumentParser) -> None:
             ("--compile-queue", int, 4, "compiles running or waiting per worker (over: "
                                         "503 busy)"),
             ("--grace-seconds", float, 8.0, "at SIGTERM, how long turns in flight may finish"),
-            ("--store-timeout", float, 2.0, "a store call that takes longer is 503")):
+            ("--store-timeout", float, 2.0, "a store call that takes longer is 503"),
+            ("--rate", int, 600, "sessions one client address may create a minute (over: "
+                                 "429 rate_limited)"),
+            ("--max-sessions", int, 1_000_000, "live sessions in the store (over: 503 "
+                                               "store_full)"),
+            ("--inline-cache", int, 64, "scenarios posted to /session/json kept compiled")):
         dest = flag[2:].replace("-", "_")
         limits.add_argument(flag, type=kind, default=default, dest=dest, metavar="N",
                             help=f"{text} (default: {default:g})")
+    limits.add_argument("--forwarded-allow-ips", default="", metavar="ADDRESSES",
+                        help="proxies (addresses or networks, comma-separated) whose "
+                             "X-Forwarded-For names the client for --rate (default: none)")
 
 
 def serve_command(args: argparse.Namespace) -> int:

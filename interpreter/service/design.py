@@ -25,7 +25,7 @@ from .compiling import Busy, Compiler, TooCostly
 from .http import ApiError
 
 NODE_LIMIT = 2000
-CACHE_SIZE = 32
+CACHE_SIZE = 64
 SOURCE_PATH = "scenario"  # the file name diagnostics carry
 
 
@@ -39,7 +39,8 @@ class Compiled:
 
 
 class Designer:
-    def __init__(self, seconds: float = 5.0, queue: int = 4) -> None:
+    def __init__(self, seconds: float = 5.0, queue: int = 4, keep: int = CACHE_SIZE) -> None:
+        self.keep = keep  # `--inline-cache`: compiles kept, least recently used out first
         self._cache: OrderedDict[str, Compiled] = OrderedDict()
         self.compiler = Compiler(seconds, queue)
 
@@ -68,7 +69,7 @@ class Designer:
         compiled = Compiled(outcome.diagnostics, outcome.errors, outcome.warnings, runtime,
                             outcome.blob)
         self._cache[key] = compiled
-        while len(self._cache) > CACHE_SIZE:
+        while len(self._cache) > self.keep:
             self._cache.popitem(last=False)
         return compiled
 

@@ -58,9 +58,10 @@ def encode(value: Any) -> bytes:
 class Request:
     """What a handler reads of one request; `note` carries what the log line reports."""
 
-    __slots__ = ("method", "path", "query", "headers", "body", "params", "note")
+    __slots__ = ("method", "path", "query", "headers", "body", "params", "note", "scope")
 
     def __init__(self, scope: dict):
+        self.scope = scope
         self.method: str = scope["method"]
         self.path: str = scope["path"]
         self.query: bytes = scope.get("query_string", b"")

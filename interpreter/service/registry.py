@@ -86,7 +86,9 @@ def load_scenarios(paths: list[str]) -> dict[str, Scenario]:
 class Registry:
     """Registered scenarios, and a bounded cache of the IRs sessions run on."""
 
-    def __init__(self, scenarios: dict[str, Scenario], store: RecordStore):
+    def __init__(self, scenarios: dict[str, Scenario], store: RecordStore,
+                 limit: int = LOADED_LIMIT):
+        self.limit = limit
         self.scenarios = scenarios
         self.store = store
         self._pinned = {s.runtime.ir_hash: s.runtime for s in scenarios.values()}
@@ -126,5 +128,5 @@ class Registry:
             return
         self._loaded[runtime.ir_hash] = runtime
         self._loaded.move_to_end(runtime.ir_hash)
-        while len(self._loaded) > LOADED_LIMIT:
+        while len(self._loaded) > self.limit:
             self._loaded.popitem(last=False)

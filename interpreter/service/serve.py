@@ -28,6 +28,7 @@ from .app import API_KEY_ENV, CONFIG_ENV, ServeConfig
 from .connections import GuardedProtocol, Limits
 from .logs import RequestLog, uvicorn_log_config
 from .metrics import MULTIPROC_ENV
+from .quotas import trusted_proxies
 from .registry import RegistryError, load_scenarios
 
 APP = "interpreter.service.app:from_environment"
@@ -97,17 +98,26 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
                          dynamic=args.dynamic, alert_url=args.alert_url,
                          log_level=args.log_level, limits=limits,
                          compile_seconds=args.compile_seconds,
-                         compile_queue=args.compile_queue, store_timeout=args.store_timeout)
+                         compile_queue=args.compile_queue, store_timeout=args.store_timeout,
+                         rate=args.rate, max_sessions=args.max_sessions,
+                         inline_cache=args.inline_cache,
+                         forwarded_allow_ips=args.forwarded_allow_ips)
     return event_config(args, config)  # analytics (SPEC 16)
 
 
 def check_limits(args: argparse.Namespace) -> None:
     """Every limit positive, and a key that is set not blank (SPEC 11.1: one line, exit 2)."""
     for name in ("keep_alive_seconds", "header_seconds", "body_seconds", "max_connections",
-                 "compile_seconds", "compile_queue", "grace_seconds", "store_timeout"):
+                 "compile_seconds", "compile_queue", "grace_seconds", "store_timeout",
+                 "rate", "max_sessions", "inline_cache"):
         value = getattr(args, name)
         if not value > 0:
             raise InputError(f"--{name.replace('_', '-')} must be more than 0, not {value}")
+    try:
+        trusted_proxies(args.forwarded_allow_ips)
+    except ValueError as error:
+        raise InputError(f"--forwarded-allow-ips: {error}; give addresses or networks "
+                         "separated by commas, e.g. 10.0.0.1,192.168.0.0/24") from None
     key = os.environ.get(API_KEY_ENV)
     if key is not None and not key.strip():
         raise InputError(f"{API_KEY_ENV} is set but blank; set it to a secret, or unset it "

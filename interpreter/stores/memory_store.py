@@ -63,6 +63,9 @@ class MemoryRecordStore:
     async def writable(self) -> None:
         return None
 
+    async def count(self) -> int:
+        return len(self._records)
+
     async def sweep(self, now: float) -> int:
         expired = [sid for sid, stored in self._records.items() if stored.expires_at <= now]
         for sid in expired:

@@ -84,6 +84,10 @@ class RecordStore(Protocol):
         `StoreError`: a full disk, a read-only or replaced file, an unreachable server."""
         ...
 
+    async def count(self) -> int:
+        """How many sessions the store holds (`--max-sessions`; Redis: within 1%)."""
+        ...
+
     async def sweep(self, now: float) -> int:
         """Remove expired sessions; how many (a store whose keys expire by themselves: 0)."""
         ...

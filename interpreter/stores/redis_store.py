@@ -253,6 +253,13 @@ class RedisRecordStore:
         except FAILURES as exc:
             raise self._failure(exc) from None
 
+    async def count(self) -> int:
+        """DBSIZE: every key of the database, sessions and the few IR blobs (approximate)."""
+        try:
+            return int(await self._client.dbsize())
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
     async def sweep(self, now: float) -> int:
         return 0  # every session key expires by itself
 

@@ -117,6 +117,7 @@ EXPIRE_EVENTS = ("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id
                  "(SELECT id FROM events WHERE time >= ? ORDER BY id LIMIT 1), "
                  "(SELECT max(id) + 1 FROM events), 0) ORDER BY id LIMIT ?)")
 PURGE_BATCH = 2000
+COUNT = "SELECT count(*) FROM sessions WHERE expires_at > ?"
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
 GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
 
@@ -510,6 +511,14 @@ class SQLiteRecordStore:
             await asyncio.to_thread(self._in_thread, run_changes, (HEALTH, (time.time(),)))
         except sqlite3.Error as exc:
             raise self._busy_failure(exc) from None
+
+    async def count(self) -> int:
+        """The live sessions, counted in a worker thread (a scan of the table)."""
+        try:
+            row = await asyncio.to_thread(self._in_thread, run_fetch, (COUNT, (time.time(),)))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc, "read") from None
+        return row[0]
 
     async def sweep(self, now: float) -> int:
         """In a worker thread: the scan must not hold the event loop."""
