@@ -120,7 +120,8 @@ def test_bodies_nested_too_deeply_are_422_not_500(server, path):
                   "/dm/v1/session/validate": b'{"scenario_json": ' + value + b"}",
                   "/dm/v1/session/json": b'{"scenario_json": {"graph": ' + nested + b"}}"}
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        connection.request("POST", path, body=bodies[path])
+        connection.request("POST", path, body=bodies[path],
+                               headers={"Content-Type": "application/json"})
         answer = connection.getresponse()
         raw = answer.read()  # a success echoes the nesting: too deep for `json` here
         connection.close()

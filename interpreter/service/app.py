@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
-import hmac
 import os
 import re
 import threading
@@ -37,6 +36,7 @@ from . import api
 from .alerts import Alerts
 from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .connections import GuardedProtocol, Limits
+from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
 from .design import Designer
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
@@ -81,6 +81,9 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     max_sessions: int = 1_000_000
     inline_cache: int = 64
     forwarded_allow_ips: str = ""
+    host: str = "127.0.0.1"  # the bound address: allowed in Host by default
+    allowed_hosts: str | None = None
+    cors_origin: str | None = None
 
 
 def from_environment() -> "ServiceApp":
@@ -144,6 +147,9 @@ class ServiceApp:
         self._openapi = encode(document(__version__))
         self.assets = load_assets()
         self.public = PUBLIC | frozenset(self.assets)
+        self.guards = Guards(self.api_key, self.public,
+                             allowed_hosts(config.allowed_hosts, config.host),
+                             config.cors_origin)
         self.router = self._routes()
 
     def _routes(self) -> Router:
@@ -180,13 +186,15 @@ class ServiceApp:
         request = Request(scope)
         headers = JSON_HEADERS
         try:
-            check_headers(request)
-            if self.api_key is not None and request.path not in self.public:
-                self.authorize(request)  # before routing: no path is told to a stranger
-            route = self.router.find(request)
-            if route.limit:
-                request.body = await read_body(request, receive, route.limit)
-            status, body, headers = await route.handler(request)
+            if self.guards.preflight(request):
+                status, body, headers = 204, b"", PREFLIGHT_HEADERS
+            else:
+                self.guards.before_routing(request)  # 400, 421, 401: before any path is told
+                route = self.router.find(request)
+                if route.limit:  # the POST routes
+                    self.guards.json_body(request)
+                    request.body = await read_body(request, receive, route.limit)
+                status, body, headers = await route.handler(request)
         except ApiError as error:
             status, body, headers = error.status, error.body(), JSON_HEADERS + error.headers
         except StoreError as error:
@@ -199,18 +207,12 @@ class ServiceApp:
                            traceback=traceback.format_exc())
             status, body = 500, error_body("internal_error", "the server failed on this "
                                                              "request; it is logged")
+        headers = headers + self.guards.answer_headers(request, request.path in self.assets)
         await send({"type": "http.response.start", "status": status,
                     "headers": headers + [(b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
         self.log.request(request.method, request.path, status, time.perf_counter() - started,
                          request.note)
-
-    def authorize(self, request: Request) -> None:
-        scheme, _, given = (request.header(b"authorization") or b"").partition(b" ")
-        if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.api_key):
-            raise ApiError(401, "unauthorized", "this server wants Authorization: Bearer "
-                                                "<MAGO_API_KEY>",
-                           headers=[(b"www-authenticate", b"Bearer")])
 
     async def lifespan(self, receive: Any, send: Any) -> None:
         while True:
@@ -470,12 +472,6 @@ class ServiceApp:
 def graph_text(runtime: Runtime, form: str) -> bytes:
     """The graph of a program in one of `RENDERERS`, drawn once per IR and format."""
     return RENDERERS[form](runtime.program).encode()
-
-
-def check_headers(request: Request) -> None:
-    """SPEC 11.1: one Authorization header (with two, which one counts is ambiguous)."""
-    if sum(1 for name, _ in request.headers if name == b"authorization") > 1:
-        raise ApiError(400, "invalid_request", "send one Authorization header, not several")
 
 
 def decode(request: Request, kind: type) -> Any:

@@ -65,6 +65,12 @@ def add_limit_options(serve: argparse.ArgumentParser) -> None:
         dest = flag[2:].replace("-", "_")
         limits.add_argument(flag, type=kind, default=default, dest=dest, metavar="N",
                             help=f"{text} (default: {default:g})")
+    limits.add_argument("--allowed-hosts", metavar="NAMES",
+                        help="Host header names answered, comma-separated, * for any "
+                             "(default: the --host address, localhost and 127.0.0.1)")
+    limits.add_argument("--cors-origin", metavar="ORIGIN",
+                        help="the one browser origin allowed to read answers, e.g. "
+                             "https://app.example.com (default: none)")
     limits.add_argument("--forwarded-allow-ips", default="", metavar="ADDRESSES",
                         help="proxies (addresses or networks, comma-separated) whose "
                              "X-Forwarded-For names the client for --rate (default: none)")

@@ -101,7 +101,8 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
                          compile_queue=args.compile_queue, store_timeout=args.store_timeout,
                          rate=args.rate, max_sessions=args.max_sessions,
                          inline_cache=args.inline_cache,
-                         forwarded_allow_ips=args.forwarded_allow_ips)
+                         forwarded_allow_ips=args.forwarded_allow_ips, host=args.host,
+                         allowed_hosts=args.allowed_hosts, cors_origin=args.cors_origin)
     return event_config(args, config)  # analytics (SPEC 16)
 
 
