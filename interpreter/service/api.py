@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-SESSION_ID_PATTERN = "^[A-Za-z0-9_.:-]{1,128}$"
+# `(?![\s\S])`, not `$`: `$` also matches before a final newline ("abc\n"), in Python and
+# in JavaScript alike; the lookahead means "the end of the text" in both.
+SESSION_ID_PATTERN = "^[A-Za-z0-9_.:-]{1,128}(?![\\s\\S])"
 SessionId = Annotated[str, Meta(pattern=SESSION_ID_PATTERN, min_length=1, max_length=128,
                                 description="1-128 of [A-Za-z0-9_.:-]")]
 MessageId = Annotated[str, Meta(min_length=1, max_length=128,

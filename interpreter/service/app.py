@@ -144,7 +144,7 @@ class ServiceApp:
         self.sessions: Sessions | None = None
         self._sweeper: asyncio.Task | None = None
         self._ready = (float("-inf"), False)  # when /readyz last asked the store, and its answer
-        self._openapi = encode(document(__version__))
+        self._openapi = encode(document(__version__, keyed=self.api_key is not None))
         self.assets = load_assets()
         self.public = PUBLIC | frozenset(self.assets)
         self.guards = Guards(self.api_key, self.public,

@@ -144,7 +144,8 @@ class _Template:
         if not (path.startswith(self.prefix) and path.endswith(self.suffix)):
             return None
         value = path[len(self.prefix):len(path) - len(self.suffix)]
-        return value if value and "/" not in value else None
+        # a fixed suffix ends the value, so it may hold a `/` (a scenario named "a/b")
+        return value if value and (self.suffix or "/" not in value) else None
 
 
 class Router:

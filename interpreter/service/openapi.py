@@ -112,7 +112,26 @@ ENDPOINTS = (
 )
 
 
-def document(version: str) -> dict[str, Any]:
+ONE_SOURCE = [{"required": ["scenario_json"]}, {"required": ["scenario_text"]}]
+_SESSION = "$response.body#/session_id"
+# OpenAPI links: what a created session leads to (stateful testing follows them)
+_LINKS = {
+    "message": {"operationId": "post_message",
+                "requestBody": {"session_id": _SESSION, "text": "안녕하세요"},
+                "description": "a turn of the session created"},
+    "view": {"operationId": "get_session", "parameters": {"session_id": _SESSION}},
+    "forget": {"operationId": "delete_session", "parameters": {"session_id": _SESSION}},
+}
+_OPERATION_IDS = {("post", "/dm/v1/session"): "create_session",
+                  ("post", "/dm/v1/session/json"): "create_session_from_scenario",
+                  ("post", "/dm/v1/message"): "post_message",
+                  ("post", "/dm/v1/session/validate"): "validate_scenario",
+                  ("get", "/dm/v1/session/{session_id}"): "get_session",
+                  ("delete", "/dm/v1/session/{session_id}"): "delete_session"}
+
+
+def document(version: str, keyed: bool = True) -> dict[str, Any]:
+    """`keyed`: whether MAGO_API_KEY is set (only then do operations need the key)."""
     types = [e.body for e in ENDPOINTS if e.body] + \
         [t for e in ENDPOINTS for t, _ in e.answers.values() if t is not None]
     schemas, components = msgspec.json.schema_components(
@@ -120,7 +139,9 @@ def document(version: str) -> dict[str, Any]:
     refs = {t: s for t, s in zip(types, schemas)}
     paths: dict[str, dict] = {}
     for endpoint in ENDPOINTS:
-        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(endpoint, refs)
+        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(endpoint, refs, keyed)
+    for body in (api.CreateFromScenario, api.ValidateScenario):  # exactly one source
+        components[refs[body]["$ref"].rsplit("/", 1)[1]]["oneOf"] = ONE_SOURCE
     return {
         "openapi": "3.1.0",
         "info": {"title": "Mago dialogue service", "version": version,
@@ -132,8 +153,11 @@ def document(version: str) -> dict[str, Any]:
     }
 
 
-def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
+def _operation(endpoint: Endpoint, refs: dict, keyed: bool) -> dict[str, Any]:
     operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
+    operation_id = _OPERATION_IDS.get((endpoint.method, endpoint.path))
+    if operation_id is not None:
+        operation["operationId"] = operation_id
     parameters = [{"name": name, "in": "path", "required": True, "schema": schema}
                   for name, schema in _PATH_PARAMETERS.items()
                   if f"{{{name}}}" in endpoint.path] + list(endpoint.query)
@@ -147,8 +171,10 @@ def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
         if kind is not None:
             media = endpoint.media if status < 400 else "application/json"
             answer["content"] = {media: {"schema": refs[kind]}}
+        if status == 201:
+            answer["links"] = _LINKS
         operation["responses"][str(status)] = answer
-    if not endpoint.public:
+    if not endpoint.public and keyed:
         operation["security"] = [{"bearer": []}]
         operation["responses"].setdefault("401", {
             "description": "error code: unauthorized (MAGO_API_KEY is set)",
