@@ -112,7 +112,12 @@ ENDPOINTS = (
 )
 
 
-ONE_SOURCE = [{"required": ["scenario_json"]}, {"required": ["scenario_text"]}]
+ONE_SOURCE = [{"required": ["scenario_json"], "properties": {"scenario_json": {"type": "object"}}},
+              {"required": ["scenario_text"], "properties": {"scenario_text": {"type": "string"}}}]
+# SPEC 11.1: the refusals of the limits, on top of each endpoint's own answers
+_POST_ERRORS = ((415, "unsupported_media_type"),)
+_CREATE_LIMITS = ((429, "rate_limited"), (503, "store_full, store_unavailable, busy"))
+_COMPILE_LIMITS = ((422, "too_costly"), (503, "busy"))
 _SESSION = "$response.body#/session_id"
 # OpenAPI links: what a created session leads to (stateful testing follows them)
 _LINKS = {
@@ -139,7 +144,8 @@ def document(version: str, keyed: bool = True) -> dict[str, Any]:
     refs = {t: s for t, s in zip(types, schemas)}
     paths: dict[str, dict] = {}
     for endpoint in ENDPOINTS:
-        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(endpoint, refs, keyed)
+        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(
+            _with_limits(endpoint), refs, keyed)
     for body in (api.CreateFromScenario, api.ValidateScenario):  # exactly one source
         components[refs[body]["$ref"].rsplit("/", 1)[1]]["oneOf"] = ONE_SOURCE
     return {
@@ -151,6 +157,30 @@ def document(version: str, keyed: bool = True) -> dict[str, Any]:
         "components": {"schemas": components,
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }
+
+
+def _with_limits(endpoint: Endpoint) -> Endpoint:
+    """The endpoint's answers with those of SPEC 11.1's limits (codes joined per status)."""
+    extra: list[tuple[int, str]] = []
+    if endpoint.path not in ("/healthz", "/readyz"):
+        extra.append((421, "misdirected_request"))
+    if endpoint.method == "post":
+        extra += _POST_ERRORS
+        extra.append((503, "store_unavailable"))
+    if endpoint.path in ("/dm/v1/session", "/dm/v1/session/json"):
+        extra += _CREATE_LIMITS
+    if endpoint.path in ("/dm/v1/session/json", "/dm/v1/session/validate"):
+        extra += _COMPILE_LIMITS
+    answers = dict(endpoint.answers)
+    for status, codes in extra:
+        if status in answers and answers[status][0] is api.ErrorEnvelope:
+            known = answers[status][1]
+            new = [c for c in codes.split(", ") if c not in known]
+            if new:
+                answers[status] = (api.ErrorEnvelope, f"{known}, {', '.join(new)}")
+        elif status not in answers:
+            answers[status] = (api.ErrorEnvelope, f"error codes: {codes}")
+    return endpoint._replace(answers=answers)
 
 
 def _operation(endpoint: Endpoint, refs: dict, keyed: bool) -> dict[str, Any]:
