@@ -6,9 +6,10 @@ registered IRs at start-up, sweep expired sessions, close the store at shutdown)
 After: every answer is JSON with the status of the table, every failure the envelope of
 `http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
 answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
-request; with `MAGO_API_KEY` set every endpoint but `/healthz`, `/readyz` and the
-playground's static files wants `Authorization: Bearer KEY` (compared in constant time, never
-logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
+request; the refusals of `guards` come first (SPEC 17.5: Host, key, media type), and the
+quotas of `quotas` before a session is created; with `MAGO_API_KEY` set every endpoint but
+`/healthz`, `/readyz` and the playground's static files wants `Authorization: Bearer KEY`
+(compared in constant time, never logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
 browser cannot send a header when it opens a URL), and asks for the key to call the API.
 """
 
@@ -34,16 +35,16 @@ from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
 from .alerts import Alerts
-from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .connections import GuardedProtocol, Limits
-from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
 from .design import Designer
+from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
 from .logs import RequestLog, stamp
 from .metrics import CONTENT_TYPE, Metrics
 from .openapi import document
 from .playground import Asset, load_assets
+from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
 from .report import report_answer

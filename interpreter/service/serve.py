@@ -5,7 +5,9 @@ option, path, store or LLM setting is one `InputError` line (exit 2) before anyt
 After: the workers get the checked configuration through the environment (`CONFIG_ENV`), so
 each of them loads the same scenarios and opens the same store; with several workers the
 metrics are kept in a temporary folder that every worker reads (`metrics.MULTIPROC_ENV`) and
-that is removed at exit. uvicorn stops on SIGTERM after the requests in flight are answered.
+that is removed at exit. uvicorn runs with the connection limits of `connections` (its
+httptools protocol, subclassed) and stops on SIGTERM after the turns in flight are answered,
+for at most `--grace-seconds`; the application then exits within 10 s whatever still runs.
 """
 
 from __future__ import annotations
