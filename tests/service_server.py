@@ -27,6 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("senimate", "clinic_booking", "senimate_weather")
 
 
+def wait_for(predicate, timeout: float = 5.0):
+    """`predicate()` polled until it is true or `timeout` seconds have passed; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

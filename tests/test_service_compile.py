@@ -19,7 +19,7 @@ import pytest
 
 from compiler.driver import check_source
 from pathological import costly, pattern_heavy
-from service_server import ServiceServer
+from service_server import ServiceServer, wait_for
 
 COSTLY = json.dumps(costly())
 
@@ -49,15 +49,6 @@ def compile_children(pid: int) -> list[int]:
         if int(stat[1]) == pid and b"interpreter.service.compiling" in command:
             found.append(int(entry.name))
     return found
-
-
-def wait_for(predicate, timeout: float):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 def test_a_compile_over_its_cpu_limit_is_too_costly_and_nobody_waits(server):

@@ -21,7 +21,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from service_server import ROOT, Client, ServiceServer
+from service_server import ROOT, Client, ServiceServer, wait_for
 
 TRACEBACK = ("Traceback", 'File "')
 KEY = "k3y-Zq81-never-logged"
@@ -55,15 +55,6 @@ def session(server: ServiceServer, **body) -> str:
     status, made, _ = server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", **body})
     assert status == 201, made
     return made["session_id"]
-
-
-def wait_for(predicate, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.02)
 
 
 # --- the envelope -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 from interpreter.stores.records import open_store
 from interpreter.stores.sqlite_store import WAL_LIMIT
 from redis_server import RedisServer, needs_redis
-from service_server import ServiceServer
+from service_server import ServiceServer, wait_for
 
 
 def conversation(server: ServiceServer) -> str:
@@ -35,15 +35,6 @@ def turn(server: ServiceServer, session_id: str, timeout: float = 10) -> tuple[i
     status, body, _ = server.call("POST", "/dm/v1/message",
                                   {"session_id": session_id, "text": "네"}, timeout=timeout)
     return status, body
-
-
-def poll(predicate, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 def readyz(server: ServiceServer) -> int:
@@ -68,7 +59,7 @@ def test_a_sqlite_file_deleted_or_replaced_while_serving_fails_writes(served_irs
             other = tmp_path / "other.db"
             sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
             os.replace(other, db)
-        assert poll(lambda: readyz(server) == 503)
+        assert wait_for(lambda: readyz(server) == 503)
         assert_unavailable(*turn(server, session_id))  # refused, so never acknowledged
         status, body, _ = server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking"})
         assert_unavailable(status, body)
@@ -110,7 +101,7 @@ def test_a_full_disk_is_503_on_readyz_and_on_writes_and_loses_no_acknowledged_tu
         session_id = conversation(server)
         acknowledged = [turn(server, session_id)[1]["version"]]
         filler = fill(tmpfs)
-        assert poll(lambda: readyz(server) == 503)
+        assert wait_for(lambda: readyz(server) == 503)
         refused = 0
         for _ in range(30):  # bounded: until the WAL's free pages are gone too
             status, body = turn(server, session_id)
@@ -122,7 +113,7 @@ def test_a_full_disk_is_503_on_readyz_and_on_writes_and_loses_no_acknowledged_tu
             break
         assert refused == 1
         filler.unlink()
-        assert poll(lambda: readyz(server) == 200)
+        assert wait_for(lambda: readyz(server) == 200)
         status, view, _ = server.call("GET", f"/dm/v1/session/{session_id}")
         assert status == 200 and view["version"] >= max(acknowledged), view
 
@@ -137,10 +128,10 @@ def test_a_file_made_read_only_while_serving_is_503_on_readyz(served_irs, tmp_pa
         if done.returncode != 0:
             pytest.skip(f"cannot make a file immutable here: {done.stderr.strip()}")
         try:
-            assert poll(lambda: readyz(server) == 503)
+            assert wait_for(lambda: readyz(server) == 503)
         finally:
             subprocess.run(["chattr", "-i", str(db)], capture_output=True)
-        assert poll(lambda: readyz(server) == 200)
+        assert wait_for(lambda: readyz(server) == 200)
 
 
 def test_an_immutable_shared_memory_file_is_one_line_not_a_bus_error(served_irs, tmp_path):
@@ -201,10 +192,10 @@ def test_a_frozen_redis_is_503_within_the_store_timeout_and_nothing_is_lost(serv
                 started = time.monotonic()
                 assert_unavailable(*turn(server, session_id, timeout=30))
                 assert time.monotonic() - started < 3.0
-                assert poll(lambda: readyz(server) == 503, 10)
+                assert wait_for(lambda: readyz(server) == 503, 10)
             finally:
                 os.kill(redis.process.pid, signal.SIGCONT)
-            assert poll(lambda: readyz(server) == 200, 10)
+            assert wait_for(lambda: readyz(server) == 200, 10)
             status, view, _ = server.call("GET", f"/dm/v1/session/{session_id}")
             assert status == 200 and view["version"] >= acknowledged
             assert turn(server, session_id)[0] in (200, 409)
