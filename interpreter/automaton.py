@@ -161,6 +161,7 @@ def _set_ranges(items, flags: int) -> tuple:
     return _complement(merged) if negate else merged
 
 
+@functools.lru_cache(maxsize=256)  # a class repeated in a pattern is folded once
 def _range_ranges(low: int, high: int, flags: int) -> tuple:
     if not flags & re.IGNORECASE:
         return ((low, high),)

@@ -83,7 +83,9 @@ def mermaid(program: ir.Program) -> str:
 
 
 def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;")
+    """Text inside a quoted Mermaid label: a quote or a line break in a name must not end
+    the label or the line (it would inject lines into the diagram)."""
+    return " ".join(text.replace('"', "#quot;").splitlines())
 
 
 def dot(program: ir.Program) -> str:

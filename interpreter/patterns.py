@@ -59,6 +59,10 @@ MAX_VALUE_CHARS = 500  # a longer slot value is not matched against the slot's p
 MAX_SEARCH_CHARS = 500  # an intent pattern searches the utterance's first characters only
 MAX_WAYS = 32  # ways through the parts of a pattern that are no loop
 MAX_WORK = 400_000  # steps of the analysis
+# ... and at most this many per character of the pattern: a step costs microseconds, so a
+# flat budget let every short pattern of a scenario cost a second; the patterns shipped and
+# tested need under 30 a character.
+WORK_PER_CHAR = 50
 
 
 
@@ -95,7 +99,10 @@ class PatternError(ValueError):
 def problem(pattern: str, use: Use) -> Problem | None:
     """Why `pattern` cannot be used as `use` says, or None when it is accepted."""
     try:
-        re.compile(pattern, use.flags)
+        # Only `re`'s own errors are wanted here (look-behind widths), none of which depends
+        # on case: folding every code point of a class (`[가-힣]` is 11,172 of them) made
+        # the check of a pattern cost a millisecond per byte.
+        re.compile(pattern, use.flags & ~re.IGNORECASE)
         tree = _sre.parse(pattern, use.flags)
     except RecursionError:
         return Problem("nested too deeply", invalid=True)
@@ -138,6 +145,7 @@ class _Analysis:
         self.shown = pattern if len(pattern) <= 60 else pattern[:60] + "…"
         self.flags = tree.state.flags
         self.work = 0
+        self.budget = min(MAX_WORK, WORK_PER_CHAR * len(pattern) + 4 * WORK_PER_CHAR)
         self.main = _Automaton(list(tree), self.flags)
         self.lookarounds = [_Automaton(items, flags, self.main.groups)
                             for items, flags in self.main.lookarounds]
@@ -238,7 +246,7 @@ class _Analysis:
 
     def spend(self, steps: int) -> None:
         self.work += steps
-        if self.work > MAX_WORK:
+        if self.work > self.budget:
             raise _TooComplex
 
     def _exponential_problem(self, a: _Automaton) -> Problem:
@@ -262,6 +270,11 @@ class _Analysis:
         meets = _Meets(a.class_table)
         graph = {s: list(set(a.follow[s])) for s in range(a.size)}
         reach = _reachability(graph)
+        back: dict[int, list[int]] = {s: [] for s in graph}
+        for s, targets in graph.items():
+            for t in targets:
+                back[t].append(s)
+        reached_from = _reachability(back)  # state -> bit set of the states that reach it
         loops = [c for c in _components(graph) if (len(c) > 1 or c[0] in graph[c[0]])
                  and reach[0] >> c[0] & 1]  # the loops a match can come to
         best: list[tuple[int, list]] = []
@@ -269,18 +282,22 @@ class _Analysis:
             found = (0, [loop[0]])
             for j in range(i):
                 if best[j][0] + 1 > found[0] and reach[loop[0]] >> loops[j][0] & 1 \
-                        and self._competes(a, meets, loop, loops[j], reach):
+                        and self._competes(a, meets, loop, loops[j], reach, reached_from):
                     found = (best[j][0] + 1, [loop[0]] + best[j][1])
             best.append(found)
         degree, states = max(best, default=(0, []), key=lambda found: found[0])
         return degree, [a.loop_of[s] for s in states]
 
-    def _competes(self, a: _Automaton, meets, first: list, second: list, reach) -> bool:
+    def _competes(self, a: _Automaton, meets, first: list, second: list, reach,
+                  reached_from) -> bool:
         """Whether a text can loop on a state p of `first`, lead from p to a state q of
         `second` and loop on q (Weber and Seidl's condition for polynomial ambiguity)."""
-        between = {s for s in range(a.size)
-                   if reach[first[0]] >> s & 1 and reach.get(s, 0) >> second[0] & 1}
-        between.update(second)
+        # The states between, as a bit set: one AND, where a scan of every state for every
+        # pair of loops made this cubic in the pattern's length, and uncounted by `spend`.
+        self.spend(len(first) + len(second))
+        between = reach[first[0]] & reached_from.get(second[0], 0)
+        for s in second:
+            between |= 1 << s
         regions = (set(first), between, set(second))
         return any(self._triple_path(a, meets, p, q, regions) for p in first for q in second)
 
@@ -294,7 +311,7 @@ class _Analysis:
             self.spend(len(a.follow[x]) * len(a.follow[y]) * len(a.follow[z]))
             for x2 in (s for s in a.follow[x] if s in first):
                 for y2 in a.follow[y]:
-                    if y2 not in between or not meets.pair(a.classes[x2], a.classes[y2]):
+                    if not between >> y2 & 1 or not meets.pair(a.classes[x2], a.classes[y2]):
                         continue
                     for z2 in a.follow[z]:
                         state = (x2, y2, z2)

@@ -27,6 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("senimate", "clinic_booking", "senimate_weather")
 
 
+def wait_for(predicate, timeout: float = 5.0):
+    """`predicate()` polled until it is true or `timeout` seconds have passed; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -48,7 +58,8 @@ def compile_irs(folder: Path, names: tuple[str, ...] = SHIPPED) -> Path:
 class ServiceServer:
     def __init__(self, paths: list[str | os.PathLike], store: str = "memory:",
                  extra: list[str] | None = None, env: dict[str, str] | None = None,
-                 port: int | None = None):
+                 port: int | None = None, open_files: int | None = None):
+        self.open_files = open_files  # RLIMIT_NOFILE of the server (soft and hard)
         self.paths = [str(p) for p in paths]
         self.store = store
         self.extra = list(extra or [])
@@ -72,7 +83,9 @@ class ServiceServer:
         self._stderr.truncate()
         self.process = subprocess.Popen(self.command(), cwd=ROOT, env=env,
                                         stdout=subprocess.DEVNULL, stderr=self._stderr,
-                                        start_new_session=True)  # its workers: one group
+                                        start_new_session=True,  # its workers: one group
+                                        preexec_fn=self._limit_files if self.open_files
+                                        else None)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -86,6 +99,11 @@ class ServiceServer:
             time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"mgi serve did not answer in {timeout} s: {self.log()}")
+
+    def _limit_files(self) -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def log(self) -> str:
         self._stderr.seek(0)

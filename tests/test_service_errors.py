@@ -21,7 +21,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from service_server import ROOT, Client, ServiceServer
+from service_server import ROOT, Client, ServiceServer, wait_for
 
 TRACEBACK = ("Traceback", 'File "')
 KEY = "k3y-Zq81-never-logged"
@@ -55,15 +55,6 @@ def session(server: ServiceServer, **body) -> str:
     status, made, _ = server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", **body})
     assert status == 201, made
     return made["session_id"]
-
-
-def wait_for(predicate, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.02)
 
 
 # --- the envelope -------------------------------------------------------------------------
@@ -120,7 +111,8 @@ def test_bodies_nested_too_deeply_are_422_not_500(server, path):
                   "/dm/v1/session/validate": b'{"scenario_json": ' + value + b"}",
                   "/dm/v1/session/json": b'{"scenario_json": {"graph": ' + nested + b"}}"}
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        connection.request("POST", path, body=bodies[path])
+        connection.request("POST", path, body=bodies[path],
+                               headers={"Content-Type": "application/json"})
         answer = connection.getresponse()
         raw = answer.read()  # a success echoes the nesting: too deep for `json` here
         connection.close()

@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-SESSION_ID_PATTERN = "^[A-Za-z0-9_.:-]{1,128}$"
+# `(?![\s\S])`, not `$`: `$` also matches before a final newline ("abc\n"), in Python and
+# in JavaScript alike; the lookahead means "the end of the text" in both.
+SESSION_ID_PATTERN = "^[A-Za-z0-9_.:-]{1,128}(?![\\s\\S])"
 SessionId = Annotated[str, Meta(pattern=SESSION_ID_PATTERN, min_length=1, max_length=128,
                                 description="1-128 of [A-Za-z0-9_.:-]")]
 MessageId = Annotated[str, Meta(min_length=1, max_length=128,
@@ -204,7 +206,10 @@ class ErrorEnvelope(Struct, kw_only=True):
 ERROR_CODES = ("invalid_request", "invalid_profile", "unknown_node", "unknown_scenario",
                "session_exists", "scenario_invalid", "dynamic_disabled", "unknown_session",
                "session_complete", "message_id_reused", "too_large", "unauthorized",
-               "not_found", "method_not_allowed", "store_unavailable", "internal_error")
+               "not_found", "method_not_allowed", "store_unavailable", "internal_error",
+               # SPEC 11.1: limits and defences
+               "headers_too_large", "timeout", "busy", "too_costly", "rate_limited",
+               "store_full", "unsupported_media_type", "misdirected_request")
 
 
 _DECODERS: dict[type, msgspec.json.Decoder] = {}

@@ -6,18 +6,20 @@ registered IRs at start-up, sweep expired sessions, close the store at shutdown)
 After: every answer is JSON with the status of the table, every failure the envelope of
 `http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
 answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
-request; with `MAGO_API_KEY` set every endpoint but `/healthz`, `/readyz` and the
-playground's static files wants `Authorization: Bearer KEY` (compared in constant time, never
-logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
+request; the refusals of `guards` come first (SPEC 17.5: Host, key, media type), and the
+quotas of `quotas` before a session is created; with `MAGO_API_KEY` set every endpoint but
+`/healthz`, `/readyz` and the playground's static files wants `Authorization: Bearer KEY`
+(compared in constant time, never logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
 browser cannot send a header when it opens a URL), and asks for the key to call the API.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+import faulthandler
 import os
 import re
+import threading
 import time
 import traceback
 from functools import lru_cache, partial
@@ -33,24 +35,29 @@ from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from . import api
 from .alerts import Alerts
+from .connections import GuardedProtocol, Limits
 from .design import Designer
+from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
 from .logs import RequestLog, stamp
 from .metrics import CONTENT_TYPE, Metrics
 from .openapi import document
 from .playground import Asset, load_assets
+from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
 from .report import report_answer
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
-READY_TIMEOUT = 2.0
+READY_EVERY = 1.0  # /readyz asks the store at most this often
 PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and the page)
 TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 IR_HASH = re.compile(r"[0-9a-f]{64}")
-ALERT_DRAIN_SECONDS = 5.0  # at shutdown, how long alerts in flight may still be sent
+ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
+INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
+EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
 
 
 class ServeConfig(msgspec.Struct, kw_only=True):
@@ -67,11 +74,25 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     keep_unmatched: bool = False
     events_cap: int = 1_000_000  # a Redis day stream's length cap
     public_report: bool = False  # GET /dm/v1/report without MAGO_API_KEY
+    limits: Limits = Limits()
+    compile_seconds: float = 5.0
+    compile_queue: int = 4
+    store_timeout: float = 2.0
+    rate: int = 600
+    max_sessions: int = 1_000_000
+    inline_cache: int = 64
+    forwarded_allow_ips: str = ""
+    host: str = "127.0.0.1"  # the bound address: allowed in Host by default
+    allowed_hosts: str | None = None
+    cors_origin: str | None = None
 
 
 def from_environment() -> "ServiceApp":
     """uvicorn's factory in each worker: the config `mgi serve` put in the environment."""
-    return ServiceApp(msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig))
+    config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
+    faulthandler.enable()  # a fatal signal (a bus error in a driver) leaves a line on stderr
+    GuardedProtocol.configure(config.limits)  # before this worker accepts a connection
+    return ServiceApp(config)
 
 
 def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
@@ -85,7 +106,11 @@ def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
         client = ChatClient(settings_from(**config.llm))
 
     def make(runtime: Any) -> tuple[Any, Any, Any]:
+        """In a thread (`Plugins.ready`): the rules NLU is built here, not on a first turn."""
+        from ..understanding.rules import RulesNLU
+
         nlu = LazyRulesNLU(runtime.program)
+        nlu._nlu = RulesNLU(runtime.program)  # its patterns prepared now, off the loop
         if config.nlu == "llm":
             from ..llm.nlu import LLMNLU
 
@@ -109,15 +134,23 @@ class ServiceApp:
         key = os.environ.get(API_KEY_ENV)
         self.api_key = key.strip().encode() if key else None
         self.plugins = make_plugins(config, self.log)
-        self.designer = Designer()
+        self.designer = Designer(config.compile_seconds, config.compile_queue,
+                                 config.inline_cache)
+        self.clients = ClientAddress(trusted_proxies(config.forwarded_allow_ips))
+        self.rate = CreationRate(config.rate)
+        self.cap: SessionCap | None = None
         self.alerts = Alerts(config.alert_url, self.alert_result) if config.alert_url else None
         self.store: RecordStore | None = None
         self.registry: Registry | None = None
         self.sessions: Sessions | None = None
         self._sweeper: asyncio.Task | None = None
-        self._openapi = encode(document(__version__))
+        self._ready = (float("-inf"), False)  # when /readyz last asked the store, and its answer
+        self._openapi = encode(document(__version__, keyed=self.api_key is not None))
         self.assets = load_assets()
         self.public = PUBLIC | frozenset(self.assets)
+        self.guards = Guards(self.api_key, self.public,
+                             allowed_hosts(config.allowed_hosts, config.host),
+                             config.cors_origin)
         self.router = self._routes()
 
     def _routes(self) -> Router:
@@ -154,12 +187,15 @@ class ServiceApp:
         request = Request(scope)
         headers = JSON_HEADERS
         try:
-            if self.api_key is not None and request.path not in self.public:
-                self.authorize(request)  # before routing: no path is told to a stranger
-            route = self.router.find(request)
-            if route.limit:
-                request.body = await read_body(request, receive, route.limit)
-            status, body, headers = await route.handler(request)
+            if self.guards.preflight(request):
+                status, body, headers = 204, b"", PREFLIGHT_HEADERS
+            else:
+                self.guards.before_routing(request)  # 400, 421, 401: before any path is told
+                route = self.router.find(request)
+                if route.limit:  # the POST routes
+                    self.guards.json_body(request)
+                    request.body = await read_body(request, receive, route.limit)
+                status, body, headers = await route.handler(request)
         except ApiError as error:
             status, body, headers = error.status, error.body(), JSON_HEADERS + error.headers
         except StoreError as error:
@@ -172,18 +208,12 @@ class ServiceApp:
                            traceback=traceback.format_exc())
             status, body = 500, error_body("internal_error", "the server failed on this "
                                                              "request; it is logged")
+        headers = headers + self.guards.answer_headers(request, request.path in self.assets)
         await send({"type": "http.response.start", "status": status,
                     "headers": headers + [(b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
         self.log.request(request.method, request.path, status, time.perf_counter() - started,
                          request.note)
-
-    def authorize(self, request: Request) -> None:
-        scheme, _, given = (request.header(b"authorization") or b"").partition(b" ")
-        if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.api_key):
-            raise ApiError(401, "unauthorized", "this server wants Authorization: Bearer "
-                                                "<MAGO_API_KEY>",
-                           headers=[(b"www-authenticate", b"Bearer")])
 
     async def lifespan(self, receive: Any, send: Any) -> None:
         while True:
@@ -201,8 +231,9 @@ class ServiceApp:
                 return
 
     async def start(self) -> None:
-        self.store = open_store(self.config.store, self.config.ttl)
-        self.registry = Registry(self.scenarios, self.store)
+        self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
+        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache)
+        self.cap = SessionCap(self.config.max_sessions, self.store.count)
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
@@ -221,6 +252,12 @@ class ServiceApp:
         return Recorder(self.config.keep_unmatched)
 
     async def stop(self) -> None:
+        """SPEC 17.4: after the grace period, whatever still runs (a compile, an alert, a
+        thread on the network) gets `EXIT_SECONDS` before the process exits 0 anyway."""
+        exit_anyway = threading.Timer(EXIT_SECONDS, self._exit_now)
+        exit_anyway.daemon = True
+        exit_anyway.start()
+        self.designer.close()  # a compile in flight is killed, never waited for
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self.alerts is not None:
@@ -228,6 +265,11 @@ class ServiceApp:
         if self.store is not None:
             await self.store.close()
         self.log.flush()
+
+    def _exit_now(self) -> None:
+        self.log.event("warning", "shutdown took too long; exiting without waiting further")
+        self.log.flush()
+        os._exit(0)
 
     async def sweep_forever(self) -> None:
         pause = min(60.0, max(1.0, self.config.ttl / 2))
@@ -241,7 +283,12 @@ class ServiceApp:
                 self.metrics.store_errors.inc()
                 self.log.event("warning", "cannot sweep expired sessions", error=str(error))
 
+    def label(self, scenario: str) -> str:
+        """SPEC 11.1: metric labels name registered scenarios only (bounded)."""
+        return scenario if scenario in self.scenarios else INLINE_LABEL
+
     def on_turn(self, scenario: str, session_id: str, result: Any, seconds: float) -> None:
+        scenario = self.label(scenario)
         self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
         if result.reason.startswith(SAFETY_REASON):
             self.safety_event(scenario, session_id, result)
@@ -250,7 +297,7 @@ class ServiceApp:
         """SPEC 10: a warning line with the session and the category (never the text), and
         the POST to --alert-url in the background."""
         category = result.reason.removeprefix(SAFETY_REASON)
-        self.metrics.safety.labels(scenario, category).inc()
+        self.metrics.safety.labels(self.label(scenario), category).inc()
         event = {"event": "safety", "category": category,
                  "session_id": session_id, "scenario": scenario, "node": result.node,
                  "next_node": result.next_node, "time": stamp(time.time())}
@@ -268,8 +315,20 @@ class ServiceApp:
 
     # --- endpoints ------------------------------------------------------------------------
 
+    async def admit(self, request: Request, scope: dict) -> None:
+        """SPEC 11.1 quotas of a session creation: per client a minute, then the store."""
+        wait = self.rate.retry_after(self.clients.of(scope, request.headers))
+        if wait:
+            raise ApiError(429, "rate_limited", f"this client created {self.config.rate} "
+                                                f"sessions this minute; retry in {wait} s",
+                           headers=[(b"retry-after", str(wait).encode())])
+        if not await self.cap.room():
+            raise ApiError(503, "store_full", f"the store holds {self.config.max_sessions} "
+                                              "live sessions (--max-sessions); retry later")
+
     async def create_session(self, request: Request) -> tuple:
         body = decode(request, api.CreateSession)
+        await self.admit(request, request.scope)
         scenario = self.scenarios.get(body.scenario)
         if scenario is None:
             raise self.unknown_scenario(body.scenario)
@@ -280,6 +339,7 @@ class ServiceApp:
             raise ApiError(403, "dynamic_disabled", "this server runs only its registered "
                                                     "scenarios (--no-dynamic)")
         body = decode(request, api.CreateFromScenario)
+        await self.admit(request, request.scope)  # before the compile: that is the cost
         compiled = await self.designer.compile(body)
         if compiled.runtime is None:
             raise ApiError(422, "scenario_invalid", f"the scenario has {compiled.errors} "
@@ -292,7 +352,8 @@ class ServiceApp:
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
                       inline: bool = False) -> tuple:
         answer = await self.sessions.create(runtime, name, body, inline)
-        self.metrics.sessions.labels(name).inc()
+        self.cap.created()
+        self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()
         request.note.update(session_id=answer["session_id"], scenario=name)
         return 201, encode(answer), JSON_HEADERS
 
@@ -379,14 +440,24 @@ class ServiceApp:
         return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
 
     async def readyz(self, request: Request) -> tuple:
+        """200 when the store takes a write now (SPEC 11.1), tried at most once a second."""
+        now = time.monotonic()
+        if now - self._ready[0] >= READY_EVERY:
+            self._ready = (now, await self._store_writable())
+        ready = self._ready[1]
+        return 200 if ready else 503, encode({"status": "ok" if ready else "unavailable",
+                                              "store": self._store_name()}), JSON_HEADERS
+
+    async def _store_writable(self) -> bool:
         try:
             if self.store is None:
                 raise StoreError("the store is not open yet")
-            await asyncio.wait_for(self.store.ping(), READY_TIMEOUT)
-        except (StoreError, asyncio.TimeoutError):
-            return 503, encode({"status": "unavailable", "store": self._store_name()}), \
-                JSON_HEADERS
-        return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
+            await asyncio.wait_for(self.store.writable(), self.config.store_timeout)
+        except (StoreError, asyncio.TimeoutError) as error:
+            self.log.event("warning", "the session store cannot take a write",
+                           error=str(error) or "no answer in time")
+            return False
+        return True
 
     async def metrics_text(self, request: Request) -> tuple:
         return 200, self.metrics.render(), [(b"content-type", CONTENT_TYPE)]

@@ -36,8 +36,44 @@ def add_serve_parser(commands: Any, add_common: Any) -> None:
                        help="POST every safety event there (retried within the turn's budget)")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
                        default="info", help="debug also logs the user's text (default: info)")
+    add_limit_options(serve)
     add_common(serve)
     serve.set_defaults(handler=serve_command)
+
+
+def add_limit_options(serve: argparse.ArgumentParser) -> None:
+    """SPEC 11.1: the limits a server open to strangers keeps (README "Limits, keys and
+    logs" gives each default)."""
+    limits = serve.add_argument_group("limits (SPEC 11.1)")
+    for flag, kind, default, text in (
+            ("--keep-alive-seconds", float, 5.0, "close a connection idle this long"),
+            ("--header-seconds", float, 10.0, "a request's headers must arrive within this"),
+            ("--body-seconds", float, 30.0, "a request's body must arrive within this"),
+            ("--max-connections", int, 1000, "open connections per worker (the oldest idle "
+                                             "one is closed to make room)"),
+            ("--compile-seconds", float, 5.0, "CPU seconds a posted scenario's compile may "
+                                              "take (over: 422 too_costly)"),
+            ("--compile-queue", int, 4, "compiles running or waiting per worker (over: "
+                                        "503 busy)"),
+            ("--grace-seconds", float, 8.0, "at SIGTERM, how long turns in flight may finish"),
+            ("--store-timeout", float, 2.0, "a store call that takes longer is 503"),
+            ("--rate", int, 600, "sessions one client address may create a minute (over: "
+                                 "429 rate_limited)"),
+            ("--max-sessions", int, 1_000_000, "live sessions in the store (over: 503 "
+                                               "store_full)"),
+            ("--inline-cache", int, 64, "scenarios posted to /session/json kept compiled")):
+        dest = flag[2:].replace("-", "_")
+        limits.add_argument(flag, type=kind, default=default, dest=dest, metavar="N",
+                            help=f"{text} (default: {default:g})")
+    limits.add_argument("--allowed-hosts", metavar="NAMES",
+                        help="Host header names answered, comma-separated, * for any "
+                             "(default: the --host address, localhost and 127.0.0.1)")
+    limits.add_argument("--cors-origin", metavar="ORIGIN",
+                        help="the one browser origin allowed to read answers, e.g. "
+                             "https://app.example.com (default: none)")
+    limits.add_argument("--forwarded-allow-ips", default="", metavar="ADDRESSES",
+                        help="proxies (addresses or networks, comma-separated) whose "
+                             "X-Forwarded-For names the client for --rate (default: none)")
 
 
 def serve_command(args: argparse.Namespace) -> int:

@@ -6,7 +6,9 @@ bytes; lines refer to `scenario_text`, else to the object printed with a 2-space
 After: the compiler is imported by the first such request, never by the rest of the
 service; a source seen before is answered from a bounded cache (by the hash of its text);
 a scenario over `NODE_LIMIT` nodes is 413 before any work; compiles run one at a time per
-worker in a thread, so turns keep being served meanwhile.
+worker in a child process under a CPU-time limit (`compiling`: 422 `too_costly` over it, 503
+`busy` past the queue), and the IR is loaded in a thread, so the event loop never waits on
+a scenario's size.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..loader import Runtime, load_program_bytes
+from .compiling import Busy, Compiler, TooCostly
 from .http import ApiError
 
 NODE_LIMIT = 2000
-CACHE_SIZE = 32
+CACHE_SIZE = 64
 SOURCE_PATH = "scenario"  # the file name diagnostics carry
 
 
@@ -36,9 +39,10 @@ class Compiled:
 
 
 class Designer:
-    def __init__(self) -> None:
+    def __init__(self, seconds: float = 5.0, queue: int = 4, keep: int = CACHE_SIZE) -> None:
+        self.keep = keep  # `--inline-cache`: compiles kept, least recently used out first
         self._cache: OrderedDict[str, Compiled] = OrderedDict()
-        self._one_at_a_time = asyncio.Lock()
+        self.compiler = Compiler(seconds, queue)
 
     async def compile(self, body: Any) -> Compiled:
         text = source_text(body)
@@ -48,12 +52,29 @@ class Designer:
             self._cache.move_to_end(key)
             return cached
         check_size(body.scenario_json, text)
-        async with self._one_at_a_time:
-            compiled = await asyncio.to_thread(compile_text, text)
+        try:
+            outcome = await self.compiler.compile(text)
+        except TooCostly:
+            raise ApiError(422, "too_costly", f"checking this scenario took more than "
+                                              f"{self.compiler.seconds:g} s of CPU; make its "
+                                              "patterns and conditions simpler, or compile it "
+                                              "with `mgc compile` and serve the IR") from None
+        except Busy:
+            raise ApiError(503, "busy", f"{self.compiler.queue} scenario compiles are already "
+                                        "running or waiting here; retry shortly",
+                           headers=[(b"retry-after", b"1")]) from None
+        runtime = None
+        if outcome.blob is not None:  # loading prepares its tables: not on the event loop
+            runtime = await asyncio.to_thread(load_program_bytes, outcome.blob)
+        compiled = Compiled(outcome.diagnostics, outcome.errors, outcome.warnings, runtime,
+                            outcome.blob)
         self._cache[key] = compiled
-        while len(self._cache) > CACHE_SIZE:
+        while len(self._cache) > self.keep:
             self._cache.popitem(last=False)
         return compiled
+
+    def close(self) -> None:
+        self.compiler.close()
 
 
 def source_text(body: Any) -> str:
@@ -84,15 +105,3 @@ def check_size(scenario: dict | None, text: str) -> None:
         raise ApiError(413, "too_large", f"the scenario has {len(nodes)} nodes and the "
                                          f"service compiles at most {NODE_LIMIT}; compile it "
                                          "with `mgc compile` and serve the IR file")
-
-
-def compile_text(text: str) -> Compiled:
-    """Check and, without errors, compile and load (the compiler is imported here)."""
-    from compiler.driver import check_source
-
-    result = check_source(SOURCE_PATH, text)
-    diagnostics = [d.as_json() for d in result.diagnostics]
-    if result.errors:
-        return Compiled(diagnostics, result.errors, result.warnings, None, None)
-    blob = result.ir_bytes()
-    return Compiled(diagnostics, result.errors, result.warnings, load_program_bytes(blob), blob)

@@ -58,9 +58,10 @@ def encode(value: Any) -> bytes:
 class Request:
     """What a handler reads of one request; `note` carries what the log line reports."""
 
-    __slots__ = ("method", "path", "query", "headers", "body", "params", "note")
+    __slots__ = ("method", "path", "query", "headers", "body", "params", "note", "scope")
 
     def __init__(self, scope: dict):
+        self.scope = scope
         self.method: str = scope["method"]
         self.path: str = scope["path"]
         self.query: bytes = scope.get("query_string", b"")
@@ -143,7 +144,8 @@ class _Template:
         if not (path.startswith(self.prefix) and path.endswith(self.suffix)):
             return None
         value = path[len(self.prefix):len(path) - len(self.suffix)]
-        return value if value and "/" not in value else None
+        # a fixed suffix ends the value, so it may hold a `/` (a scenario named "a/b")
+        return value if value and (self.suffix or "/" not in value) else None
 
 
 class Router:

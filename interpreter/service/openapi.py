@@ -112,7 +112,31 @@ ENDPOINTS = (
 )
 
 
-def document(version: str) -> dict[str, Any]:
+ONE_SOURCE = [{"required": ["scenario_json"], "properties": {"scenario_json": {"type": "object"}}},
+              {"required": ["scenario_text"], "properties": {"scenario_text": {"type": "string"}}}]
+# SPEC 11.1: the refusals of the limits, on top of each endpoint's own answers
+_POST_ERRORS = ((415, "unsupported_media_type"),)
+_CREATE_LIMITS = ((429, "rate_limited"), (503, "store_full, store_unavailable, busy"))
+_COMPILE_LIMITS = ((422, "too_costly"), (503, "busy"))
+_SESSION = "$response.body#/session_id"
+# OpenAPI links: what a created session leads to (stateful testing follows them)
+_LINKS = {
+    "message": {"operationId": "post_message",
+                "requestBody": {"session_id": _SESSION, "text": "안녕하세요"},
+                "description": "a turn of the session created"},
+    "view": {"operationId": "get_session", "parameters": {"session_id": _SESSION}},
+    "forget": {"operationId": "delete_session", "parameters": {"session_id": _SESSION}},
+}
+_OPERATION_IDS = {("post", "/dm/v1/session"): "create_session",
+                  ("post", "/dm/v1/session/json"): "create_session_from_scenario",
+                  ("post", "/dm/v1/message"): "post_message",
+                  ("post", "/dm/v1/session/validate"): "validate_scenario",
+                  ("get", "/dm/v1/session/{session_id}"): "get_session",
+                  ("delete", "/dm/v1/session/{session_id}"): "delete_session"}
+
+
+def document(version: str, keyed: bool = True) -> dict[str, Any]:
+    """`keyed`: whether MAGO_API_KEY is set (only then do operations need the key)."""
     types = [e.body for e in ENDPOINTS if e.body] + \
         [t for e in ENDPOINTS for t, _ in e.answers.values() if t is not None]
     schemas, components = msgspec.json.schema_components(
@@ -120,7 +144,10 @@ def document(version: str) -> dict[str, Any]:
     refs = {t: s for t, s in zip(types, schemas)}
     paths: dict[str, dict] = {}
     for endpoint in ENDPOINTS:
-        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(endpoint, refs)
+        paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(
+            _with_limits(endpoint), refs, keyed)
+    for body in (api.CreateFromScenario, api.ValidateScenario):  # exactly one source
+        components[refs[body]["$ref"].rsplit("/", 1)[1]]["oneOf"] = ONE_SOURCE
     return {
         "openapi": "3.1.0",
         "info": {"title": "Mago dialogue service", "version": version,
@@ -132,8 +159,35 @@ def document(version: str) -> dict[str, Any]:
     }
 
 
-def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
+def _with_limits(endpoint: Endpoint) -> Endpoint:
+    """The endpoint's answers with those of SPEC 11.1's limits (codes joined per status)."""
+    extra: list[tuple[int, str]] = []
+    if endpoint.path not in ("/healthz", "/readyz"):
+        extra.append((421, "misdirected_request"))
+    if endpoint.method == "post":
+        extra += _POST_ERRORS
+        extra.append((503, "store_unavailable"))
+    if endpoint.path in ("/dm/v1/session", "/dm/v1/session/json"):
+        extra += _CREATE_LIMITS
+    if endpoint.path in ("/dm/v1/session/json", "/dm/v1/session/validate"):
+        extra += _COMPILE_LIMITS
+    answers = dict(endpoint.answers)
+    for status, codes in extra:
+        if status in answers and answers[status][0] is api.ErrorEnvelope:
+            known = answers[status][1]
+            new = [c for c in codes.split(", ") if c not in known]
+            if new:
+                answers[status] = (api.ErrorEnvelope, f"{known}, {', '.join(new)}")
+        elif status not in answers:
+            answers[status] = (api.ErrorEnvelope, f"error codes: {codes}")
+    return endpoint._replace(answers=answers)
+
+
+def _operation(endpoint: Endpoint, refs: dict, keyed: bool) -> dict[str, Any]:
     operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
+    operation_id = _OPERATION_IDS.get((endpoint.method, endpoint.path))
+    if operation_id is not None:
+        operation["operationId"] = operation_id
     parameters = [{"name": name, "in": "path", "required": True, "schema": schema}
                   for name, schema in _PATH_PARAMETERS.items()
                   if f"{{{name}}}" in endpoint.path] + list(endpoint.query)
@@ -147,8 +201,10 @@ def _operation(endpoint: Endpoint, refs: dict) -> dict[str, Any]:
         if kind is not None:
             media = endpoint.media if status < 400 else "application/json"
             answer["content"] = {media: {"schema": refs[kind]}}
+        if status == 201:
+            answer["links"] = _LINKS
         operation["responses"][str(status)] = answer
-    if not endpoint.public:
+    if not endpoint.public and keyed:
         operation["security"] = [{"bearer": []}]
         operation["responses"].setdefault("401", {
             "description": "error code: unauthorized (MAGO_API_KEY is set)",

@@ -11,6 +11,7 @@ worker after its scenario is redeployed, while new sessions get the new one.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -85,7 +86,9 @@ def load_scenarios(paths: list[str]) -> dict[str, Scenario]:
 class Registry:
     """Registered scenarios, and a bounded cache of the IRs sessions run on."""
 
-    def __init__(self, scenarios: dict[str, Scenario], store: RecordStore):
+    def __init__(self, scenarios: dict[str, Scenario], store: RecordStore,
+                 limit: int = LOADED_LIMIT):
+        self.limit = limit
         self.scenarios = scenarios
         self.store = store
         self._pinned = {s.runtime.ir_hash: s.runtime for s in scenarios.values()}
@@ -113,8 +116,8 @@ class Registry:
         blob = await self.store.get_ir(ir_hash)
         if blob is None:
             raise MissingIR(f"the store has no IR {ir_hash[:12]}; the session cannot go on")
-        try:
-            runtime = load_program_bytes(blob, verify=True)
+        try:  # a thread: loading checks and prepares the whole IR (SPEC 11.1)
+            runtime = await asyncio.to_thread(load_program_bytes, blob, verify=True)
         except IRError as error:
             raise MissingIR(f"the store's IR {ir_hash[:12]} is unusable: {error}") from None
         self._keep(runtime)
@@ -125,5 +128,5 @@ class Registry:
             return
         self._loaded[runtime.ir_hash] = runtime
         self._loaded.move_to_end(runtime.ir_hash)
-        while len(self._loaded) > LOADED_LIMIT:
+        while len(self._loaded) > self.limit:
             self._loaded.popitem(last=False)

@@ -100,15 +100,35 @@ class Plugins:
                  limit: int = 128):
         self._make = make
         self._built: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
+        self._building: dict[str, asyncio.Future] = {}
         self.blocking = blocking
         self.limit = limit
 
+    async def ready(self, runtime: Runtime) -> None:
+        """Build the plug-ins of an IR met for the first time in a thread (the rules NLU
+        prepares every pattern of the scenario: seconds for a big one), once, while the
+        event loop goes on serving; `engine` then finds them built."""
+        if runtime.ir_hash in self._built:
+            return
+        building = self._building.get(runtime.ir_hash)
+        if building is None:
+            building = self._building[runtime.ir_hash] = asyncio.ensure_future(
+                asyncio.to_thread(self._make, runtime))
+            building.add_done_callback(lambda _: self._building.pop(runtime.ir_hash, None))
+        built = await asyncio.shield(building)
+        if runtime.ir_hash not in self._built:
+            self._keep(runtime.ir_hash, built)
+
+    def _keep(self, ir_hash: str, built: tuple[Any, Any, Any]) -> None:
+        self._built[ir_hash] = built
+        if len(self._built) > self.limit:
+            self._built.popitem(last=False)
+
     def engine(self, runtime: Runtime, store: OneSession) -> Engine:
         built = self._built.get(runtime.ir_hash)
-        if built is None:
-            built = self._built[runtime.ir_hash] = self._make(runtime)
-            if len(self._built) > self.limit:
-                self._built.popitem(last=False)
+        if built is None:  # evicted since `ready` (or called without it): build here
+            built = self._make(runtime)
+            self._keep(runtime.ir_hash, built)
         elif len(self._built) > 1:
             self._built.move_to_end(runtime.ir_hash)
         nlu, nlg, skills = built
@@ -177,6 +197,7 @@ class Sessions:
         """A new session (its opening said when the bot speaks first); the 201 answer."""
         session_id = options.session_id or new_session_id()
         one = OneSession(None, 0)
+        await self.plugins.ready(runtime)
         engine = self.plugins.engine(runtime, one)
         try:  # before the store is asked: a bad profile costs no round trip (SPEC 8.1)
             engine.checked_profile(options.profile or {})
@@ -294,6 +315,7 @@ class Sessions:
         except MissingIR as error:
             raise StoreError(str(error)) from None
         one = OneSession(state, version)
+        await self.plugins.ready(runtime)
         engine = self.plugins.engine(runtime, one)
         try:
             result = await self._call(engine.turn, state.session_id, text, nlu, None, carried)

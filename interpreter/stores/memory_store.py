@@ -60,6 +60,12 @@ class MemoryRecordStore:
     async def ping(self) -> None:
         return None
 
+    async def writable(self) -> None:
+        return None
+
+    async def count(self) -> int:
+        return len(self._records)
+
     async def sweep(self, now: float) -> int:
         expired = [sid for sid, stored in self._records.items() if stored.expires_at <= now]
         for sid in expired:

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import NamedTuple, Protocol
 
 from . import DEFAULT_STORE, DEFAULT_TTL
+
+DEFAULT_TIMEOUT = 2.0  # `mgi serve --store-timeout`
 from .sessions import VersionConflict
 
 __all__ = ["RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
@@ -77,6 +79,15 @@ class RecordStore(Protocol):
         """Return when the store answers, else `StoreError`."""
         ...
 
+    async def writable(self) -> None:
+        """Return when the store can take a write now (SPEC 11.1: `/readyz`), else
+        `StoreError`: a full disk, a read-only or replaced file, an unreachable server."""
+        ...
+
+    async def count(self) -> int:
+        """How many sessions the store holds (`--max-sessions`; Redis: within 1%)."""
+        ...
+
     async def sweep(self, now: float) -> int:
         """Remove expired sessions; how many (a store whose keys expire by themselves: 0)."""
         ...
@@ -84,8 +95,10 @@ class RecordStore(Protocol):
     async def close(self) -> None: ...
 
 
-def open_store(url: str, ttl: float = DEFAULT_TTL) -> RecordStore:
-    """The store a `--store` URL names (`StoreURLError` with what to write instead)."""
+def open_store(url: str, ttl: float = DEFAULT_TTL, timeout: float = DEFAULT_TIMEOUT
+               ) -> RecordStore:
+    """The store a `--store` URL names (`StoreURLError` with what to write instead);
+    `timeout`: how long a call to a store server may take before it is a `StoreError`."""
     if ttl <= 0:
         raise StoreURLError(f"--session-ttl must be a positive number of seconds, not {ttl}")
     if url == "memory:":
@@ -99,6 +112,6 @@ def open_store(url: str, ttl: float = DEFAULT_TTL) -> RecordStore:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis_store import RedisRecordStore
 
-        return RedisRecordStore.from_url(url, ttl)
+        return RedisRecordStore.from_url(url, ttl, timeout)
     raise StoreURLError(f"unknown store {url!r}; use sqlite:PATH, redis://HOST:PORT/DB "
                         "or memory:")

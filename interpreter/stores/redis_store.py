@@ -16,8 +16,8 @@ IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. Analytics
 put that carries them (`EVENTS_SCRIPT`). A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
 
-A command that fails to reach Redis is sent once more on a new connection (`RETRIES`), each
-attempt cut after `TIMEOUT_SECONDS`; then it is a `StoreError` of one line that names the host
+A command that fails to reach Redis is sent once more on a new connection (`RETRIES`), the
+two attempts together cut after the store timeout (`--store-timeout`, `TIMEOUT_SECONDS`); then it is a `StoreError` of one line that names the host
 and never the password, as is any error Redis answers. Creating the store connects to
 nothing (the first call does), so a worker starts while Redis is still coming up; `ping` says
 whether it answers. The client is redis-py's asyncio one (with hiredis when it is installed),
@@ -40,7 +40,7 @@ from redis.exceptions import AuthenticationError, RedisError, ResponseError
 
 from .records import Stored, StoreError, StoreURLError, VersionConflict
 
-TIMEOUT_SECONDS = 5.0  # to connect, and for each answer
+TIMEOUT_SECONDS = 2.0  # a command's budget (`--store-timeout`), shared by its attempts
 RETRIES = 1  # a command that failed to reach Redis is sent once more, on a new connection
 HEALTH_CHECK_SECONDS = 30  # a connection idle that long is PINGed before it is used again
 SESSION_KEY = "mago:session:"
@@ -48,6 +48,7 @@ IR_KEY = "mago:ir:"
 EVENTS_KEY = "mago:events:"  # + the UTC day: a stream; + ":n" events written, ":d" deleted
 SESSION_EVENTS_KEY = "mago:session-events:"  # + session id: where its events are
 EVENTS_CAP = 1_000_000  # entries a day's stream keeps; beyond, the oldest go (reported lost)
+HEALTH_KEY = "mago:health"
 DB_PATH = re.compile(r"(/[0-9]*)?")
 FAILURES = (RedisError, OSError, asyncio.TimeoutError)
 
@@ -157,12 +158,16 @@ class RedisRecordStore:
         self.events_cap = EVENTS_CAP
 
     @classmethod
-    def from_url(cls, url: str, ttl: float) -> RedisRecordStore:
+    def from_url(cls, url: str, ttl: float, timeout: float = TIMEOUT_SECONDS
+                 ) -> RedisRecordStore:
+        """`timeout`: a command's budget, both attempts together (a frozen Redis, one
+        that accepts connections and never answers, costs a request that long)."""
         address, password = where(url)
+        attempt = timeout / (RETRIES + 1)
         try:
             client = aioredis.from_url(
-                url, decode_responses=False, socket_timeout=TIMEOUT_SECONDS,
-                socket_connect_timeout=TIMEOUT_SECONDS,
+                url, decode_responses=False, socket_timeout=attempt,
+                socket_connect_timeout=attempt,
                 health_check_interval=HEALTH_CHECK_SECONDS,
                 retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.1), RETRIES))
         except (ValueError, TypeError) as exc:
@@ -238,6 +243,20 @@ class RedisRecordStore:
     async def ping(self) -> None:
         try:
             await self._client.ping()
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def writable(self) -> None:
+        """A write of a key of its own (a Redis out of memory or read-only refuses it)."""
+        try:
+            await self._client.set(HEALTH_KEY, b"1", ex=60)
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def count(self) -> int:
+        """DBSIZE: every key of the database, sessions and the few IR blobs (approximate)."""
+        try:
+            return int(await self._client.dbsize())
         except FAILURES as exc:
             raise self._failure(exc) from None
 

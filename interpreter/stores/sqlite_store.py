@@ -33,6 +33,14 @@ a load that never pauses no passive checkpoint catches up, so once the WAL holds
 `RESTART_FRAMES` pages the thread checkpoints in RESTART mode, which holds the write lock
 (writers wait on the thread path) and starts it over.
 
+Faults (SPEC 11.1): a file deleted or replaced under the server (its device and inode differ
+from those opened, checked at most once a second) fails every write with a `StoreError`
+(503) instead of writing to a file nobody will open again; `writable` (`/readyz`) also tries
+a one-row write, so a full disk or a read-only file is 503 there; a database, WAL or
+shared-memory file that cannot be written is refused at open (SQLite would map the last one
+and die of a bus error); checkpoints also come every `CHECKPOINT_BYTES` of records written,
+and a WAL that a checkpoint started over is cut back to `WAL_LIMIT` (`journal_size_limit`).
+
 Durability: the file is in WAL mode. With `synchronous=normal` a commit is in the WAL file,
 in the operating system's hands, before `put` returns: a killed server (SIGKILL, a crash)
 loses no acknowledged put, but a power loss or a kernel crash may lose the last commits before
@@ -58,6 +66,9 @@ BUSY_SECONDS = 5.0  # how long the thread path waits for another process's write
 SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are setting up
 CHECKPOINT_EVERY = 500  # writes on the event loop's connection between two WAL checkpoints
 RESTART_FRAMES = 4096  # pages in the WAL (16 MB of 4 KB pages) that make a checkpoint block
+CHECKPOINT_BYTES = 16 << 20  # ... or this many bytes of records written, whichever is first
+WAL_LIMIT = 64 << 20  # a WAL that a checkpoint started over is cut back to this size
+IDENTITY_SECONDS = 1.0  # how often a write checks that the file is still the one opened
 SYNCHRONOUS = ("normal", "full")
 BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -76,7 +87,9 @@ SCHEMA = (
     "time REAL NOT NULL, data BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS events_deleted (session_id TEXT PRIMARY KEY, "
     "upto INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS health (id INTEGER PRIMARY KEY, at REAL NOT NULL)",
 )
+HEALTH = "REPLACE INTO health (id, at) VALUES (1, ?)"  # the write `/readyz` tries
 GET = ("SELECT data, version, updated_at, expires_at FROM sessions "
        "WHERE id = ? AND expires_at > ?")
 # The compare-and-set is one statement: SQLite takes the write lock when a writing statement
@@ -104,6 +117,7 @@ EXPIRE_EVENTS = ("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id
                  "(SELECT id FROM events WHERE time >= ? ORDER BY id LIMIT 1), "
                  "(SELECT max(id) + 1 FROM events), 0) ORDER BY id LIMIT ?)")
 PURGE_BATCH = 2000
+COUNT = "SELECT count(*) FROM sessions WHERE expires_at > ?"
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
 GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
 
@@ -122,6 +136,25 @@ def parse_url(url: str) -> tuple[str, str]:
         raise StoreURLError(f"sqlite store option synchronous={synchronous!r}: write "
                             "?synchronous=normal or ?synchronous=full")
     return path, synchronous
+
+
+def file_identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def check_files_writable(path: str) -> None:
+    """The database and its WAL and shared-memory files, those that exist, can be written:
+    SQLite maps the shared-memory file, and one it cannot write (immutable, a read-only
+    mount) kills the process with a bus error instead of an error."""
+    for name in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(name) and not os.access(name, os.W_OK):
+            raise sqlite3.OperationalError(f"{name} is read-only (or immutable); make it "
+                                           "writable")
 
 
 def is_busy(exc: sqlite3.Error) -> bool:
@@ -254,8 +287,14 @@ class SQLiteRecordStore:
         self._restarting = False  # a blocking checkpoint waits for the write lock
         self._batch: list[tuple[tuple, asyncio.Future]] = []  # puts the next commit writes
         self._committed_this_turn = False  # a put committed in this turn of the event loop
+        self._written = 0  # bytes of records put since the last checkpoint
+        self._identity: tuple[int, int] | None = None  # the file's device and inode
+        self._checked_at = 0.0
         try:
+            check_files_writable(path)  # an immutable -shm file would be a bus error
             self._set_up()
+            self._identity = file_identity(path)
+            self._checked_at = time.monotonic()
             # opened waiting for locks (another process may be setting the file up now),
             # then never waiting again: the event loop's connection
             self._fast = self._connect(BUSY_SECONDS)
@@ -274,6 +313,7 @@ class SQLiteRecordStore:
                                check_same_thread=False, cached_statements=32)
         try:
             conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
         except BaseException:
             conn.close()
             raise
@@ -319,9 +359,23 @@ class SQLiteRecordStore:
     def _in_thread(self, run, args: tuple):
         return run(self._thread_connection(), *args)
 
+    def _check_identity(self) -> None:
+        """SPEC 11.1: a file deleted or replaced under the server takes no more writes (they
+        would go to a file nobody will open again); checked at most once a second."""
+        now = time.monotonic()
+        if now - self._checked_at < IDENTITY_SECONDS:
+            return
+        self._checked_at = now
+        if file_identity(self.path) != self._identity:
+            self._checked_at = 0.0  # checked again next time: the file stays lost
+            raise StoreError(f"the session store file {self.path} was deleted or replaced "
+                             "while serving; restore it and restart the server")
+
     async def _call(self, run, args: tuple, doing: str, counted: bool = False):
         """`run(connection, *args)` on the event loop's connection; when the file is busy,
         again in a worker thread that waits for the lock."""
+        if doing == "write":
+            self._check_identity()
         if doing == "write" and not counted:
             self._count_write()
         if not (self._restarting and doing == "write"):
@@ -342,11 +396,14 @@ class SQLiteRecordStore:
                               f"{BUSY_SECONDS:g} s by another process; try again")
         return self._failure(doing, exc)
 
-    def _count_write(self) -> None:
-        """Start a checkpoint in a worker thread every `CHECKPOINT_EVERY` writes."""
+    def _count_write(self, size: int = 0) -> None:
+        """Start a checkpoint in a worker thread every `CHECKPOINT_EVERY` writes or
+        `CHECKPOINT_BYTES` written (big records fill the WAL long before 500 writes)."""
         self._writes += 1
-        if self._writes >= CHECKPOINT_EVERY and not self._checkpointing:
-            self._writes = 0
+        self._written += size
+        if (self._writes >= CHECKPOINT_EVERY or self._written >= CHECKPOINT_BYTES) \
+                and not self._checkpointing:
+            self._writes = self._written = 0
             self._checkpointing = True
             asyncio.get_running_loop().run_in_executor(None, self._run_checkpoint)
 
@@ -379,10 +436,11 @@ class SQLiteRecordStore:
         under load many turns share one write of the WAL, and alone a turn waits for none."""
         item = (session_id, data, expected_version, now, now + self.ttl, events)
         loop = asyncio.get_running_loop()
+        self._check_identity()
         if not self._committed_this_turn and not self._restarting:
             self._committed_this_turn = True
             loop.call_soon(self._new_turn)
-            self._count_write()
+            self._count_write(len(data))
             return await self._call(run_put, (item,), "write", counted=True)
         done = loop.create_future()
         if not self._batch:
@@ -399,8 +457,8 @@ class SQLiteRecordStore:
     def _commit_batch(self) -> None:
         batch, self._batch = self._batch, []
         items = [item for item, _ in batch]
-        for _ in items:
-            self._count_write()
+        for item in items:
+            self._count_write(len(item[1]))
         if not self._restarting:
             try:
                 return _settle(batch, run_puts(self._fast, items))
@@ -439,6 +497,28 @@ class SQLiteRecordStore:
 
     async def ping(self) -> None:
         await self._call(run_fetch, ("SELECT 1", ()), "read")
+
+    async def writable(self) -> None:
+        """The file is the one opened, writable, and takes a small write (a full disk or a
+        read-only file refuses it), in a worker thread (it may wait for the lock)."""
+        self._checked_at = 0.0
+        self._check_identity()
+        try:
+            check_files_writable(self.path)
+        except sqlite3.Error as exc:
+            raise self._failure("write", exc) from None
+        try:
+            await asyncio.to_thread(self._in_thread, run_changes, (HEALTH, (time.time(),)))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc) from None
+
+    async def count(self) -> int:
+        """The live sessions, counted in a worker thread (a scan of the table)."""
+        try:
+            row = await asyncio.to_thread(self._in_thread, run_fetch, (COUNT, (time.time(),)))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc, "read") from None
+        return row[0]
 
     async def sweep(self, now: float) -> int:
         """In a worker thread: the scan must not hold the event loop."""
