@@ -74,7 +74,7 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
-# params.expects, safety patterns' negatable, the field nlu.confidence
+# params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7)
 OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -189,6 +189,57 @@ class Node(_Record):
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
 
 
+# --- declared skills (SPEC 14.7, 15) --------------------------------------------------------
+SKILL_KINDS = ("python", "webhook", "builtin")
+# The types of skill arguments and result fields (JSON's, plus `any`).
+SKILL_VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "list", "any")
+WEBHOOK_MAX_SECONDS = 30  # the whole budget of one call, retries included
+WEBHOOK_DEFAULT_SECONDS = 5
+WEBHOOK_DEFAULT_RETRIES = 2
+
+
+class SkillField(_Record):
+    """A declared argument (with `required`) or result field of a skill."""
+
+    name: str
+    value_type: str  # one of SKILL_VALUE_TYPES
+    required: bool = False
+
+
+class SkillDecl(_Record):
+    """A skill the scenario may run: a python entry point, a webhook, or a built-in. A
+    webhook's `url` and header values are kept as written: a `${NAME}` form is resolved when
+    the scenario is loaded to run, so no secret is ever in the IR."""
+
+    name: str
+    kind: str  # one of SKILL_KINDS
+    arguments: list[SkillField] = []
+    result: list[SkillField] = []
+    url: str = ""
+    timeout_seconds: float = WEBHOOK_DEFAULT_SECONDS
+    retries: int = WEBHOOK_DEFAULT_RETRIES
+    headers: list[tuple[str, str]] = []
+
+
+def _builtin(name: str, arguments: list[SkillField], result: list[str]) -> SkillDecl:
+    fields = [SkillField(field, "integer" if field == "temperature" else "string")
+              for field in result]
+    return SkillDecl(name, "builtin", arguments, [*fields, SkillField("error", "string")])
+
+
+# The built-ins, declared implicitly in every scenario (SPEC 14.7, 17.24).
+BUILTIN_SKILLS: dict[str, SkillDecl] = {
+    "weather": _builtin("weather", [SkillField("location", "string")],
+                        ["location", "summary", "temperature"]),
+    "email": _builtin("email", [SkillField("to", "string", True),
+                                SkillField("subject", "string", True),
+                                SkillField("body", "string", True),
+                                SkillField("from", "string", True),
+                                SkillField("signature", "string"),
+                                SkillField("timeout_ms", "integer")], ["message_id"]),
+}
+
+
 class _Header(_Record):
     """What a `Program` and its file form `Body` hold alike."""
 
@@ -215,6 +266,7 @@ class Program(_Header):
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []  # what the application knows about the user (SPEC 8.1)
+    skills: list[SkillDecl] = []  # the scenario's declared skills, built-ins excluded (14.7)
 
 
 class Body(_Header):
@@ -231,6 +283,7 @@ class Body(_Header):
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []
+    skills: list[SkillDecl] = []
 
 
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
@@ -270,7 +323,7 @@ def encode_body(program: Program) -> bytes:
         source_labels=[entry.label for entry in sources],
         source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources])),
         safety=list(program.safety), safety_patterns=list(program.safety_patterns),
-        profile=list(program.profile)))
+        profile=list(program.profile), skills=list(program.skills)))
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -315,7 +368,7 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
     program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
                       nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts),
                       safety=body.safety, safety_patterns=body.safety_patterns,
-                      profile=body.profile)
+                      profile=body.profile, skills=body.skills)
     if verify:
         check_all(program)
     return envelope, program
@@ -352,6 +405,21 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
     _check_safety(body)
+    _check_skills(body)
+
+
+def _check_skills(body: Body) -> None:
+    """Declared skills have a known kind, typed fields and a webhook budget within bounds."""
+    for decl in body.skills:
+        where = f"skill {_shown(decl.name)}"
+        if decl.kind not in SKILL_KINDS:
+            raise _error(where, f"has unknown kind {_shown(decl.kind)}")
+        for item in (*decl.arguments, *decl.result):
+            if item.value_type not in SKILL_VALUE_TYPES:
+                raise _error(where, f"has field {_shown(item.name)} of unknown type")
+        if decl.kind == "webhook" and not (0 < decl.timeout_seconds <= WEBHOOK_MAX_SECONDS
+                                           and 0 <= decl.retries <= 100):
+            raise _error(where, "has a timeout or retries out of bounds")
 
 
 def _check_safety(body: Body) -> None:
