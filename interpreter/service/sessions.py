@@ -37,6 +37,7 @@ from .api import MESSAGES_REMEMBERED, TEXT_LIMIT, Message
 from .http import ApiError, encode
 from .registry import MissingIR, Registry
 from .trace import turn_trace
+from .webhooks import TurnExecutor
 
 RETRY_LIMIT = 64  # version conflicts one turn may meet before the client is told to retry
 
@@ -189,6 +190,7 @@ class Sessions:
         # those bytes (the store is still read; another worker's write has other bytes)
         self._decoded: dict[str, tuple[bytes, SessionRecord]] = {}
         self.decoded_kept = decoded_kept
+        self.executor = TurnExecutor()
 
     # --- creating -------------------------------------------------------------------------
 
@@ -206,7 +208,7 @@ class Sessions:
         if await self.store.get(session_id) is not None:
             raise _exists(session_id)
         try:
-            result = await self._call(engine.start, session_id, options.bot_first,
+            result = await self._call(runtime, engine.start, session_id, options.bot_first,
                                       options.focus_node, options.profile)
         except UnknownNode as error:
             raise ApiError(422, "unknown_node", str(error)) from None
@@ -318,15 +320,17 @@ class Sessions:
         await self.plugins.ready(runtime)
         engine = self.plugins.engine(runtime, one)
         try:
-            result = await self._call(engine.turn, state.session_id, text, nlu, None, carried)
+            result = await self._call(runtime, engine.turn, state.session_id, text, nlu, None,
+                                      carried)
         except EngineError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
         return result, one.saved, runtime
 
-    async def _call(self, function: Callable, *args: Any) -> Any:
-        """Run an engine call here, or in a thread when a plug-in waits on the network."""
-        if self.plugins.blocking:
-            return await asyncio.to_thread(function, *args)
+    async def _call(self, runtime: Runtime, function: Callable, *args: Any) -> Any:
+        """Run an engine call here, or in the bounded turn executor when it may wait on the
+        network: an LLM plug-in, or a scenario with a skill node (SPEC 17.1)."""
+        if self.plugins.blocking or self.executor.blocks(runtime):
+            return await self.executor.run(function, *args)
         return function(*args)
 
     # --- reading and deleting -------------------------------------------------------------

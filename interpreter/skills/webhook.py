@@ -22,6 +22,7 @@ import ipaddress
 import os
 import random
 import socket
+import ssl
 import threading
 import time
 from email.utils import parsedate_to_datetime
@@ -142,8 +143,9 @@ def shared_client(ca_file: str | None = None) -> Any:
         if client is None:
             import httpx  # only a scenario with a webhook pays for it
 
+            verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
             client = _CLIENTS[ca_file] = httpx.Client(
-                verify=ca_file or True, follow_redirects=False, trust_env=False,
+                verify=verify, follow_redirects=False, trust_env=False,
                 limits=httpx.Limits(max_connections=256, max_keepalive_connections=64,
                                     keepalive_expiry=30.0))
         return client
