@@ -21,6 +21,10 @@ OK_ANSWER = {"status": "shipped", "eta_days": 2, "internal_note": "not for the b
 HUGE_BYTES = 10 * 1024 * 1024
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # 64 calls at once must not overflow the listen backlog (5)
+
+
 class Receiver:
     def __init__(self, tls: tuple[str, str] | None = None):
         self.requests: list[dict] = []  # {"path", "key", "body"} in arrival order
@@ -28,7 +32,7 @@ class Receiver:
         self.answered: dict[str, bytes] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.scheme = "http"
         if tls is not None:

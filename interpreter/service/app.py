@@ -48,7 +48,7 @@ from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
 from .report import report_answer
-from .webhooks import guard_for, refuse_posted, with_refusals
+from .webhooks import guard_for, refuse_posted, warm_up, with_refusals
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
@@ -242,6 +242,7 @@ class ServiceApp:
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
+        await asyncio.to_thread(warm_up, list(self.scenarios.values()))
         self._sweeper = asyncio.create_task(self.sweep_forever())
 
     def _recorder(self) -> Any:

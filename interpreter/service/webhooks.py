@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
 from .. import ir
-from ..skills.webhook import HOSTS_ENV, WebhookConfigError, allowed_hosts, private_address
+from ..skills.webhook import (CA_FILE_ENV, HOSTS_ENV, WebhookConfigError, allowed_hosts,
+                              private_address)
 from .http import ApiError
 
 DEFAULT_SKILL_THREADS = 64  # turns waiting on a receiver or an LLM at once, per worker
@@ -67,6 +68,15 @@ def check_started(scenarios: Iterable[Any], allow_api: bool) -> None:
                                  "scenario may call, comma-separated)")
     for scenario in scenarios:
         webhook_skills(scenario.runtime.program, live=True)
+
+
+def warm_up(scenarios: Iterable[Any]) -> None:
+    """Import httpx and build the pooled client (its TLS context holds the interpreter lock
+    for a while) before the first turn, when a start file has a webhook; run it off the loop."""
+    from ..skills.webhook import shared_client
+
+    if any(d.kind == "webhook" for s in scenarios for d in s.runtime.program.skills):
+        shared_client(os.environ.get(CA_FILE_ENV))
 
 
 def posted_scenario(body: Any) -> Any:
