@@ -213,8 +213,7 @@ def declarations(scenario: Any) -> list[ir.SkillDecl]:
             name, decl.type,
             [ir.SkillField(arg, spec.type, spec.required) for arg, spec in decl.arguments.items()],
             [ir.SkillField(field, spec.type) for field, spec in decl.result.items()],
-            url=decl.url or "",
-            timeout_seconds=float(decl.timeout_seconds or ir.WEBHOOK_DEFAULT_SECONDS),
-            retries=ir.WEBHOOK_DEFAULT_RETRIES if decl.retries is None else decl.retries,
-            headers=sorted(decl.headers.items())))
+            url=decl.url or "", headers=sorted(decl.headers.items()),
+            **{key: value for key, value in (("timeout_seconds", decl.timeout_seconds),
+                                             ("retries", decl.retries)) if value is not None}))
     return found

@@ -68,6 +68,7 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
                      SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
                      TEXT_KINDS, VALUE_TYPES, FieldType,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
+from .fields import BUILTIN_SKILLS, SKILL_VALUE_TYPES, WEBHOOK_MAX_SECONDS, SkillDecl, SkillField, skill_problem  # noqa: F401, E501
 from .names import name_problem
 
 MAGIC = b"MGIR"
@@ -187,57 +188,6 @@ class Node(_Record):
     skip_if_filled: bool = True  # a task node whose collect slots are all known is passed
     clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
-
-
-# --- declared skills (SPEC 14.7, 15) --------------------------------------------------------
-SKILL_KINDS = ("python", "webhook", "builtin")
-# The types of skill arguments and result fields (JSON's, plus `any`).
-SKILL_VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "list", "any")
-WEBHOOK_MAX_SECONDS = 30  # the whole budget of one call, retries included
-WEBHOOK_DEFAULT_SECONDS = 5
-WEBHOOK_DEFAULT_RETRIES = 2
-
-
-class SkillField(_Record):
-    """A declared argument (with `required`) or result field of a skill."""
-
-    name: str
-    value_type: str  # one of SKILL_VALUE_TYPES
-    required: bool = False
-
-
-class SkillDecl(_Record):
-    """A skill the scenario may run: a python entry point, a webhook, or a built-in. A
-    webhook's `url` and header values are kept as written: a `${NAME}` form is resolved when
-    the scenario is loaded to run, so no secret is ever in the IR."""
-
-    name: str
-    kind: str  # one of SKILL_KINDS
-    arguments: list[SkillField] = []
-    result: list[SkillField] = []
-    url: str = ""
-    timeout_seconds: float = WEBHOOK_DEFAULT_SECONDS
-    retries: int = WEBHOOK_DEFAULT_RETRIES
-    headers: list[tuple[str, str]] = []
-
-
-def _builtin(name: str, arguments: list[SkillField], result: list[str]) -> SkillDecl:
-    fields = [SkillField(field, "integer" if field == "temperature" else "string")
-              for field in result]
-    return SkillDecl(name, "builtin", arguments, [*fields, SkillField("error", "string")])
-
-
-# The built-ins, declared implicitly in every scenario (SPEC 14.7, 17.24).
-BUILTIN_SKILLS: dict[str, SkillDecl] = {
-    "weather": _builtin("weather", [SkillField("location", "string")],
-                        ["location", "summary", "temperature"]),
-    "email": _builtin("email", [SkillField("to", "string", True),
-                                SkillField("subject", "string", True),
-                                SkillField("body", "string", True),
-                                SkillField("from", "string", True),
-                                SkillField("signature", "string"),
-                                SkillField("timeout_ms", "integer")], ["message_id"]),
-}
 
 
 class _Header(_Record):
@@ -405,21 +355,8 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
     _check_safety(body)
-    _check_skills(body)
-
-
-def _check_skills(body: Body) -> None:
-    """Declared skills have a known kind, typed fields and a webhook budget within bounds."""
-    for decl in body.skills:
-        where = f"skill {_shown(decl.name)}"
-        if decl.kind not in SKILL_KINDS:
-            raise _error(where, f"has unknown kind {_shown(decl.kind)}")
-        for item in (*decl.arguments, *decl.result):
-            if item.value_type not in SKILL_VALUE_TYPES:
-                raise _error(where, f"has field {_shown(item.name)} of unknown type")
-        if decl.kind == "webhook" and not (0 < decl.timeout_seconds <= WEBHOOK_MAX_SECONDS
-                                           and 0 <= decl.retries <= 100):
-            raise _error(where, "has a timeout or retries out of bounds")
+    if (bad := skill_problem(body.skills)) is not None:  # declared skills (SPEC 14.7)
+        raise _error(f"skill {_shown(bad[0])}", bad[1])
 
 
 def _check_safety(body: Body) -> None:

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from .. import ir
 from ..skills.webhook import (CA_FILE_ENV, HOSTS_ENV, WebhookConfigError, allowed_hosts,
                               private_address)
+from .design import key_positions
 from .http import ApiError
 
 DEFAULT_SKILL_THREADS = 64  # turns waiting on a receiver or an LLM at once, per worker
@@ -143,16 +144,9 @@ def with_refusals(compiled: Any, text: str, body: Any, allow_api: bool) -> tuple
     found = refusals(posted_scenario(body), allow_api)
     if not found:
         return compiled.diagnostics, compiled.errors
-    from compiler.jsonpos import JSONSyntaxError, decode_with_positions
-
-    try:
-        locator = decode_with_positions(text)[1]
-    except JSONSyntaxError:
-        locator = None
+    positions = key_positions(text, [pointer for pointer, _ in found])
     extra = []
-    for pointer, message in found:
-        line, column = (locator.key(pointer) or locator.nearest(pointer)) \
-            if locator is not None else (1, 1)
+    for (pointer, message), (line, column) in zip(found, positions):
         extra.append({"code": "E113", "severity": "error", "message": message,
                       "path": pointer, "line": line, "column": column,
                       "hint": "serve it from a file (mgi serve FILE), or ask the operator"})
