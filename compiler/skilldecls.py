@@ -217,3 +217,35 @@ def declarations(scenario: Any) -> list[ir.SkillDecl]:
             **{key: value for key, value in (("timeout_seconds", decl.timeout_seconds),
                                              ("retries", decl.retries)) if value is not None}))
     return found
+
+
+# --- mgc inspect ----------------------------------------------------------------------------
+
+
+def inspect_skills(program: ir.Program) -> list[dict]:
+    """Every skill the scenario may run, the built-ins included (SPEC 17.24), as data. A
+    webhook's url and headers are shown as written (a `${NAME}` stays a name)."""
+    found = []
+    for decl in [*ir.BUILTIN_SKILLS.values(), *program.skills]:
+        item = {"name": decl.name, "type": decl.kind,
+                "arguments": {a.name: {"type": a.value_type, "required": a.required}
+                              for a in decl.arguments},
+                "result": {f.name: f.value_type for f in decl.result}}
+        if decl.kind == "webhook":
+            item.update(url=decl.url, timeout_seconds=decl.timeout_seconds,
+                        retries=decl.retries, headers=[name for name, _ in decl.headers])
+        found.append(item)
+    return found
+
+
+def skill_lines(skills: list[dict]) -> list[str]:
+    """`mgc inspect`'s lines for the skills: one per skill, arguments (`*` required), result."""
+    out = []
+    for item in skills:
+        args = ", ".join(f"{name}{'*' if spec['required'] else ''}: {spec['type']}"
+                         for name, spec in item["arguments"].items())
+        result = ", ".join(f"{name}: {kind}" for name, kind in item["result"].items())
+        where = f" POST {item['url']} within {item['timeout_seconds']:g} s, " \
+                f"{item['retries']} retries" if item["type"] == "webhook" else ""
+        out.append(f"  skill {item['name']} ({item['type']}){where}: ({args}) -> {{{result}}}")
+    return out
