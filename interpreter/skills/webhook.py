@@ -144,10 +144,13 @@ def shared_client(ca_file: str | None = None) -> Any:
             import httpx  # only a scenario with a webhook pays for it
 
             verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
+            # TCP_NODELAY: httpx writes the headers and the body apart; Nagle's algorithm
+            # would hold the body back until the receiver's (delayed) ACK of the headers.
+            transport = httpx.HTTPTransport(verify=verify, socket_options=[
+                (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], limits=httpx.Limits(
+                    max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0))
             client = _CLIENTS[ca_file] = httpx.Client(
-                verify=verify, follow_redirects=False, trust_env=False,
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64,
-                                    keepalive_expiry=30.0))
+                transport=transport, follow_redirects=False, trust_env=False)
         return client
 
 
