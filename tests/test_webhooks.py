@@ -287,3 +287,31 @@ def test_mgi_run_calls_a_webhook_only_with_webhooks_live(receiver, tmp_path):
     assert "did not answer" in run()["response"] and receiver.requests == []
     assert "shipped" in run("--webhooks", "live")["response"]
     assert len(receiver.requests) == 1
+
+
+def python_skill_ir(tmp_path):
+    data = scenario("https://unused.example.com/x")
+    data["skills"] = {"order_status": {"type": "python",
+                                       "arguments": {"order_id": {"type": "string"}}}}
+    path = tmp_path / "python_skill.ir"
+    path.write_bytes(compiled(data)[0])
+    return path
+
+
+def test_a_declared_python_skill_not_installed_warns_once_at_start_and_fails(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli", "run",
+                           str(python_skill_ir(tmp_path)), "--json", "--nlu", "scripted"],
+                          input='{"user": "hi", "nlu": {"dialogue_act": "inform"}}\n',
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "order_status" in line]
+    assert len(warnings) == 1 and "no installed package provides it" in warnings[0], done.stderr
+    assert "did not answer" in json.loads(done.stdout.splitlines()[-1])["response"]
+
+
+def test_mgi_serve_warns_at_start_for_a_declared_python_skill(tmp_path):
+    from service_server import ServiceServer
+
+    with ServiceServer([python_skill_ir(tmp_path)]) as server:
+        log = server.log()
+    assert log.count("skill 'order_status' is declared as a python skill") == 1, log

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 
 import msgspec
@@ -81,9 +82,11 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
         raise InputError(f"--port must be between 1 and 65535, not {args.port}")
     check_limits(args)
     try:
-        check_started(load_scenarios(args.paths).values(), args.allow_api_webhooks)
+        warnings = check_started(load_scenarios(args.paths).values(), args.allow_api_webhooks)
     except (RegistryError, WebhookConfigError) as error:
         raise InputError(str(error)) from None
+    for line in warnings:
+        print(line, file=sys.stderr)
     check_store(args.store, args.session_ttl, args.workers, args.store_timeout)
     if args.alert_url is not None:
         try:

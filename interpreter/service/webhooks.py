@@ -58,17 +58,24 @@ class TurnExecutor:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def check_started(scenarios: Iterable[Any], allow_api: bool) -> None:
+def check_started(scenarios: Iterable[Any], allow_api: bool) -> list[str]:
     """`WebhookConfigError` (one line) for a start file whose webhook reads a variable that
     is not set or calls a host `MAGO_WEBHOOK_HOSTS` does not list, and for
-    `--allow-api-webhooks` without `MAGO_WEBHOOK_HOSTS` (SPEC 17.9)."""
-    from ..skills.webhook import webhook_skills
+    `--allow-api-webhooks` without `MAGO_WEBHOOK_HOSTS` (SPEC 17.9); else the warning lines
+    for declared python skills that are not installed (SPEC 14.7)."""
+    from ..skills.registry import SkillRegistry
+    from ..skills.webhook import missing_python_skills, webhook_skills
 
     if allow_api and allowed_hosts(os.environ) is None:
         raise WebhookConfigError(f"--allow-api-webhooks needs {HOSTS_ENV} (the hosts a posted "
                                  "scenario may call, comma-separated)")
-    for scenario in scenarios:
-        webhook_skills(scenario.runtime.program, live=True)
+    programs = [scenario.runtime.program for scenario in scenarios]
+    for program in programs:
+        webhook_skills(program, live=True)
+    if not any(d.kind == "python" for program in programs for d in program.skills):
+        return []  # finding plug-ins scans the installed packages: only when it matters
+    installed = SkillRegistry.default().names()
+    return [line for program in programs for line in missing_python_skills(program, installed)]
 
 
 def warm_up(scenarios: Iterable[Any]) -> None:
