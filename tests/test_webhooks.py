@@ -21,7 +21,7 @@ import tracemalloc
 import pytest
 
 from compiler.driver import check_source
-from conftest import ROOT
+from conftest import ROOT, self_signed_certificate
 from interpreter.cli.plugins import InputError, skill_registry
 from interpreter.engine import Engine
 from interpreter.loader import load_program_bytes
@@ -160,15 +160,7 @@ def test_a_refused_connection_is_failed_within_the_budget():
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, timeout=30)
-    if made.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {made.stderr[-200:]!r}")
-    return cert, key
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
 
 
 def test_https_verifies_the_certificate_and_trusts_a_given_ca_file(certificate, monkeypatch):
@@ -203,13 +195,19 @@ class CrashingStore(MemorySessionStore):
         return super().put(state, expected_version)
 
 
-def test_a_crash_before_the_save_then_the_retry_sends_the_same_key(receiver):
+def crashed_at_calling(receiver) -> tuple[Engine, CrashingStore]:
+    """An engine whose lookup turn called the receiver, then crashed before the save."""
     store = CrashingStore()
     engine = engine_for(receiver.base + "/ok", store=store)
     engine.start("s")
     store.armed = True
     with pytest.raises(StoreCrash):
         engine.turn("s", "where is my order", {"dialogue_act": "inform"})
+    return engine, store
+
+
+def test_a_crash_before_the_save_then_the_retry_sends_the_same_key(receiver):
+    engine, _ = crashed_at_calling(receiver)
     again = engine.turn("s", "where is my order", {"dialogue_act": "inform"})
     assert "shipped" in again.response
     assert receiver.keys() == ["s:1:lookup", "s:1:lookup"]  # at least once, one key
@@ -217,12 +215,7 @@ def test_a_crash_before_the_save_then_the_retry_sends_the_same_key(receiver):
 
 
 def test_a_retry_that_carries_the_completed_run_sends_nothing(receiver):
-    store = CrashingStore()
-    engine = engine_for(receiver.base + "/ok", store=store)
-    engine.start("s")
-    store.armed = True
-    with pytest.raises(StoreCrash):
-        engine.turn("s", "where is my order", {"dialogue_act": "inform"})
+    engine, store = crashed_at_calling(receiver)
     done = tuple(a for a in store.lost.actions if a not in engine.session("s").actions)
     again = engine.turn("s", "where is my order", {"dialogue_act": "inform"}, carried=done)
     assert "shipped" in again.response
