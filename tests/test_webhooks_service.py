@@ -170,3 +170,50 @@ def test_start_errors_are_one_line(tmp_path, monkeypatch):
     done = run_serve(str(other), "--store", "memory:", "--allow-api-webhooks")
     assert done.returncode == 2 and "MAGO_WEBHOOK_HOSTS" in done.stderr
     assert "Traceback" not in done.stderr and json.dumps  # one line, no traceback
+
+
+def every_turn_calls(url: str) -> dict:
+    """A scenario whose every turn passes a transient webhook node (one action a turn)."""
+    data = scenario(url)
+    data["graph"]["nodes"] = [
+        {"id": "ask", "description": "Ask.", "responses": {"default": "Order {skill.data.status}."},
+         "default_next": "hook"},
+        {"id": "hook", "description": "Look up.", "transient": True,
+         "params": {"skill": "order_status", "skill_args": {"order_id": "A-7"}},
+         "default_next": "ask"},
+        {"id": "done", "description": "Bye.", "terminal": True}]
+    data["graph"]["entry"] = "ask"
+    data["graph"]["global_transitions"] = [
+        {"target": "done", "condition": 'nlu.dialogue_act == "goodbye"'}]
+    return data
+
+
+def test_two_workers_racing_on_one_session_never_send_one_action_twice(receiver, tmp_path):
+    """SPEC 17.8: concurrent messages to one session on two workers; each turn's action id
+    reaches the receiver once (the attempt that loses the lease never sends)."""
+    ir_file = tmp_path / "every_turn.ir"
+    ir_file.write_bytes(compiled(every_turn_calls(receiver.base + "/slow"))[0])
+    store = f"sqlite:{tmp_path / 'sessions.db'}"
+    with ServiceServer([ir_file], store=store, extra=["--workers", "2"]) as server:
+        assert server.call("POST", "/dm/v1/session", {"scenario": "orders",
+                                                      "session_id": "race"})[0] == 201
+        answers: list = []
+
+        def send(number: int) -> None:
+            client = Client(server.port)
+            try:
+                answers.append(client.call("POST", "/dm/v1/message", {
+                    "session_id": "race", "text": f"message {number}",
+                    "nlu": {"dialogue_act": "inform"}})[:2])
+            finally:
+                client.close()
+
+        threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    assert [status for status, _ in answers] == [200] * 8, answers
+    keys = receiver.keys()
+    assert len(keys) == len(set(keys)) == 8, keys  # one call per turn, none twice
+    assert sorted(a["turn"]["turn"] for _, a in answers) == list(range(1, 9))
