@@ -308,3 +308,28 @@ def test_mgi_serve_warns_at_start_for_a_declared_python_skill(tmp_path):
     with ServiceServer([python_skill_ir(tmp_path)]) as server:
         log = server.log()
     assert log.count("skill 'order_status' is declared as a python skill") == 1, log
+
+
+def test_mgi_test_calls_the_webhook_only_with_webhooks_live(receiver, tmp_path):
+    """The shipped order_lookup transcript without a skill: line says the fallback when
+    webhooks are off; with --webhooks live it reaches the receiver (which answers /ok)."""
+    result = check_source("order_lookup.json",
+                          (ROOT / "scenarios" / "order_lookup.json").read_text("utf-8"))
+    (tmp_path / "order_lookup.ir").write_bytes(result.ir_bytes())
+    transcript = tmp_path / "live.transcript"
+    transcript.write_text("scenario: order_lookup\nbot:\n  node: ask_order\n"
+                          "user: my order number is AB-12345\n  says: is shipped\n",
+                          encoding="utf-8")
+
+    def run(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "interpreter.cli", "test", str(transcript),
+                               "--ir-dir", str(tmp_path), *flags], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT,
+                              env={**__import__("os").environ,
+                                   "ORDER_WEBHOOK_URL": receiver.base + "/ok"})
+
+    off = run()
+    assert off.returncode == 1 and receiver.requests == [], off.stdout
+    live = run("--webhooks", "live")
+    assert live.returncode == 0, live.stdout + live.stderr
+    assert receiver.keys() == ["transcript-live:2:lookup"]  # turn 2: the opening is turn 1
