@@ -169,6 +169,7 @@ def test_https_verifies_the_certificate_and_trusts_a_given_ca_file(certificate, 
         untrusted = engine_for(receiver.base + "/ok")
         lookup_turn(untrusted)
         assert untrusted.session("s").skill_status == "failed"  # self-signed: refused
+        assert "certificate not trusted" in untrusted.session("s").skill_data["error"]
         assert receiver.requests == []
         monkeypatch.setenv("MAGO_WEBHOOK_CA_FILE", certificate[0])
         trusted = engine_for(receiver.base + "/ok")

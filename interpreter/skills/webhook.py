@@ -243,7 +243,10 @@ class Webhook(Skill):
                 raise _Status(status)
         except httpx.TimeoutException:
             raise _Retryable("timed out") from None
-        except httpx.ConnectError:
+        except httpx.ConnectError as error:
+            if "CERTIFICATE" in str(error).upper():  # retrying will not make it trusted
+                raise Refused(f"webhook {self.name}: TLS certificate not trusted (set "
+                              f"{CA_FILE_ENV} for a private CA)") from None
             raise _Retryable("connection refused or unreachable") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
             raise _Retryable("connection dropped") from None
