@@ -32,7 +32,7 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 RESERVED_HEADERS = frozenset({"idempotency-key", "content-type", "content-length", "host",
                               "user-agent", "transfer-encoding"})
 DECLARED_KINDS = ("python", "webhook")
-TYPES_HINT = "types: " + ", ".join(ir.SKILL_VALUE_TYPES)
+TYPES_HINT = "types: " + ", ".join(ir.SkillField.TYPES)
 
 
 class _Schema(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -87,7 +87,7 @@ def check_declaration(name: str, decl: SkillDef, path: str, diags: Diagnostics) 
                      hint="a declared skill is of type python or webhook")
     for part, fields in (("arguments", decl.arguments), ("result", decl.result)):
         for field, spec in fields.items():
-            if spec is not None and spec.type not in ir.SKILL_VALUE_TYPES:
+            if spec is not None and spec.type not in ir.SkillField.TYPES:
                 diags.report("E113", f"skill '{name}' {part} '{field}' has unknown type "
                              f"'{spec.type}'", join(path, part, field, "type"), hint=TYPES_HINT)
     if decl.type == "webhook":
@@ -110,9 +110,9 @@ def check_webhook(name: str, decl: SkillDef, path: str, diags: Diagnostics) -> N
                          hint='the url is "https://host/path", "http://host/path" or '
                               'exactly "${ENV_NAME}"')
     seconds = decl.timeout_seconds
-    if seconds is not None and not 0 < seconds <= ir.WEBHOOK_MAX_SECONDS:
+    if seconds is not None and not 0 < seconds <= ir.SkillDecl.MAX_SECONDS:
         diags.report("E113", f"webhook '{name}' timeout_seconds must be over 0 and at most "
-                     f"{ir.WEBHOOK_MAX_SECONDS}, got {seconds:g}", join(path, "timeout_seconds"),
+                     f"{ir.SkillDecl.MAX_SECONDS}, got {seconds:g}", join(path, "timeout_seconds"),
                      hint="the budget covers every retry; a turn must not wait longer")
     if decl.retries is not None and not 0 <= decl.retries <= 10:
         diags.report("E113", f"webhook '{name}' retries must be 0 to 10, got {decl.retries}",

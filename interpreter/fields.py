@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, ClassVar, NamedTuple, Sequence
 
 import msgspec
 
@@ -329,6 +329,8 @@ class _SkillRecord(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_
 class SkillField(_SkillRecord):
     """A declared argument (with `required`) or result field of a skill."""
 
+    TYPES: ClassVar[tuple[str, ...]] = SKILL_VALUE_TYPES
+
     name: str
     value_type: str  # one of SKILL_VALUE_TYPES
     required: bool = False
@@ -338,6 +340,8 @@ class SkillDecl(_SkillRecord):
     """A skill the scenario may run: a python entry point, a webhook, or a built-in. A
     webhook's `url` and header values are kept as written: a `${NAME}` form is resolved when
     the scenario is loaded to run, so no secret is ever in the IR."""
+
+    MAX_SECONDS: ClassVar[int] = WEBHOOK_MAX_SECONDS
 
     name: str
     kind: str  # one of SKILL_KINDS

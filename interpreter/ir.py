@@ -33,8 +33,7 @@ A condition is checked as the compiler's type check would have it (`check_condit
 the program's field table (`fields.field_types`): at most `MAX_CONDITION_DEPTH` and/or/not levels,
 a known operator that applies to the field's kind (`operator_applies`: ordering operators
 need a number field, `contains` a text field), and a literal of the field's type (an index in
-range for an interned enum, a member for a string enum, a non-empty list of them for `in`,
-none for `is_empty`).
+range for an interned enum, a member for a string enum, a non-empty list of them for `in`, none for `is_empty`).
 
 Names are interned: a node, slot, intent or dialogue act is an index into `Program.nodes`,
 `Program.slots`, `Program.intents` or `ACTS`. Conditions are nested lists of opcodes:
@@ -42,10 +41,9 @@ Names are interned: a node, slot, intent or dialogue act is an index into `Progr
     [OP_AND, [c, ...]]   [OP_OR, [c, ...]]   [OP_NOT, c]
     [OP_LEAF, operator, field, value]
 
-where `operator` indexes `OPERATORS`, `field` indexes the field table (`FIXED_FIELDS`, then
-one field per slot, `SLOT_FIELD_BASE + slot index`) and `value` is the literal with intent,
-act and node names replaced by their indices (skill statuses and slot enum members stay
-strings).
+where `operator` indexes `OPERATORS`, `field` the field table (`FIXED_FIELDS`, then one field
+per slot, `SLOT_FIELD_BASE + slot index`) and `value` is the literal with intent, act and node
+names replaced by their indices (skill statuses and slot enum members stay strings).
 """
 
 # No postponed annotations here: msgspec would compile every field's annotation string when the
@@ -66,9 +64,8 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
                      INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
                      SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
-                     TEXT_KINDS, VALUE_TYPES, FieldType,
+                     TEXT_KINDS, VALUE_TYPES, BUILTIN_SKILLS, FieldType, SkillDecl, SkillField,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
-from .fields import BUILTIN_SKILLS, SKILL_VALUE_TYPES, WEBHOOK_MAX_SECONDS, SkillDecl, SkillField, skill_problem  # noqa: F401, E501
 from .names import name_problem
 
 MAGIC = b"MGIR"
@@ -355,8 +352,6 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
     _check_safety(body)
-    if (bad := skill_problem(body.skills)) is not None:  # declared skills (SPEC 14.7)
-        raise _error(f"skill {_shown(bad[0])}", bad[1])
 
 
 def _check_safety(body: Body) -> None:

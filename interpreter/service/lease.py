@@ -20,7 +20,7 @@ import msgspec
 from .. import ir
 from ..stores.records import VersionConflict
 
-LEASE_SECONDS = ir.WEBHOOK_MAX_SECONDS + 5.0  # the longest skill run, and some margin
+LEASE_SECONDS = ir.SkillDecl.MAX_SECONDS + 5.0  # the longest skill run, and some margin
 POLL_SECONDS = 0.05
 ACTION_SKILLS = frozenset({"email"})  # built-ins that act on the world
 

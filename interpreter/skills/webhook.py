@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from .. import __version__, ir
+from ..fields import skill_problem
 from .registry import Skill, SkillContext, SkillResult
 
 ANSWER_LIMIT = 1 << 20  # bytes; a larger answer fails (SPEC 15)
@@ -68,6 +69,9 @@ def webhook_skills(program: ir.Program, live: bool, environ: Mapping[str, str] |
     """The scenario's webhooks as skills: real ones when `live`, else ones that fail with
     "webhooks off". `guard(host)` (API-posted scenarios) may refuse an address at call time."""
     environ = os.environ if environ is None else environ
+    bad = skill_problem(program.skills)  # a hand-made IR: the compiler never writes one
+    if bad is not None:
+        raise WebhookConfigError(f"skill {bad[0]!r} in the IR {bad[1]}; recompile with mgc")
     decls = [d for d in program.skills if d.kind == "webhook"]
     if not live:
         return [WebhooksOff(d.name) for d in decls]
