@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 SCENARIOS := $(wildcard scenarios/*.json)
 IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
-.PHONY: setup demo demo-email test build bench fuzz serve docs clean
+.PHONY: setup demo demo-email demo-webhook test build bench fuzz serve docs clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ demo: $(STAMP) build/senimate.ir
 # "happybell 지메일", "네, ..." before the card request). The mail goes into a fresh outbox
 # folder under build/ (the SMTP server of MAGO_SMTP_URL, which would come first, is ignored).
 EMAIL_OUTBOX := build/email-outbox
+
+demo-webhook: $(STAMP) build/order_lookup.ir
+	$(BIN)/python scenarios/order_lookup.receiver.py --demo $(BIN)/mgi run build/order_lookup.ir \
+		--webhooks live --script scenarios/order_lookup.demo.txt --output-level compact
 
 demo-email: $(STAMP) build/email_compose.ir
 	@rm -rf $(EMAIL_OUTBOX) && mkdir -p $(EMAIL_OUTBOX)

@@ -38,6 +38,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E109": (ERROR, "transient node that may not leave"),
     "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
     "E111": (ERROR, "invalid response variants (empty list, empty or repeated variant)"),
+    "E113": (ERROR, "undeclared skill or argument, or invalid skill declaration"),
     "E201": (ERROR, "unknown condition field"),
     "E202": (ERROR, "unknown operator"),
     "E203": (ERROR, "operator not applicable to the field's type"),

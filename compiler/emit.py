@@ -19,6 +19,7 @@ from interpreter.slots import SlotRule, check_value
 from . import __version__
 from .condition_ast import NO_VALUE, And, Condition, Leaf, Not
 from .resolve import CheckedTransition, Model
+from .skilldecls import declarations
 from .slotdefs import build_slot
 from .analysis import Analysis
 from .schema import NodeDef, Scenario
@@ -104,6 +105,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         intents=[ir.Intent(name, i.description, list(i.examples), list(i.patterns), i.threshold)
                  for name, i in scenario.intents.items()],
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
+        skills=declarations(scenario),
     )
 
 

@@ -14,6 +14,7 @@ from interpreter import ir
 from interpreter.graph import ANY_NODE, dot, edges, mermaid, node_label, safety_edges
 
 from .diagnostics import printable
+from .skilldecls import inspect_skills, skill_lines
 
 __all__ = ["ANY_NODE", "dot", "edges", "inspect_data", "inspect_text", "mermaid", "node_label",
            "safety_edges"]
@@ -45,6 +46,7 @@ def inspect_data(envelope: ir.Envelope, program: ir.Program) -> dict:
                      else "{profile." + s.default_profile + "}"
                      for s in program.slots if s.default is not None or s.default_profile},
         "lists": {s.name: s.items for s in program.slots if s.value_type == "list"},
+        "skills": inspect_skills(program),  # SPEC 14.7, 17.24
     }
 
 
@@ -120,7 +122,7 @@ def inspect_text(data: dict) -> str:
         out.append(f"  safety pattern ({item['category']}): {item['pattern']}")
     for rule in data["global_transitions"]:
         out.append(f"  {rule['label']:<24} -> {rule['target']:<24} when {rule['condition']}")
-    out += _task_lines(data)
+    out += _task_lines(data) + skill_lines(data["skills"])
     for node in data["nodes"]:
         end = f", end ({node['end']})" if node["end"] else ""
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""

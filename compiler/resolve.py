@@ -26,6 +26,7 @@ from interpreter.ir import (ACTS, INT_MAX, INT_MIN, RESPONSE_KINDS, SAFETY_CATEG
 from .condition_ast import Condition, Leaf, leaves
 from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
+from .skilldecls import check_skills
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
@@ -96,6 +97,7 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
         if target is not None:
             model.global_transitions.append(transition)
     model.safety = check_safety(scenario, ids, diags)
+    check_skills(scenario, diags)
     return model
 
 

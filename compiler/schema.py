@@ -32,6 +32,7 @@ from interpreter.ir import (DEFAULT_CLOSING_ACTS, INT_MAX, INT_MIN, INT_RANGE_HI
 from interpreter.names import NAME_RULE, name_problem
 
 from .diagnostics import Diagnostic, Diagnostics, closest, join
+from .skilldecls import SkillDef
 
 NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 NodeId = Annotated[str, Meta(pattern=NODE_ID_PATTERN)]
@@ -199,6 +200,7 @@ class Scenario(_Schema, kw_only=True):
     slots: dict[str, SlotDef] = {}
     profile: dict[str, ProfileFieldDef] = {}
     safety: SafetyDef = msgspec.field(default_factory=SafetyDef)
+    skills: dict[str, SkillDef] = {}  # SPEC 14.7 (compiler.skilldecls)
     graph: Graph
 
 

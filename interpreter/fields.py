@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, ClassVar, NamedTuple, Sequence
+
+import msgspec
 
 # MessagePack integers (the IR and stored sessions): what a scenario or a slot value may hold.
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -309,3 +311,77 @@ def _name(text: str) -> str:
 
 
 _NAME = re.compile(r"[A-Za-z0-9_.]+")
+
+
+# --- declared skills (SPEC 14.7, 15) --------------------------------------------------------
+SKILL_KINDS = ("python", "webhook", "builtin")
+# The types of skill arguments and result fields (JSON's, plus `any`).
+SKILL_VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "list", "any")
+WEBHOOK_MAX_SECONDS = 30  # the whole budget of one call, retries included
+WEBHOOK_DEFAULT_SECONDS = 5
+WEBHOOK_DEFAULT_RETRIES = 2
+
+
+class _SkillRecord(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_fields=True):
+    pass  # the IR's record form (ir._Record), kept here beside the skill value types
+
+
+class SkillField(_SkillRecord):
+    """A declared argument (with `required`) or result field of a skill."""
+
+    TYPES: ClassVar[tuple[str, ...]] = SKILL_VALUE_TYPES
+
+    name: str
+    value_type: str  # one of SKILL_VALUE_TYPES
+    required: bool = False
+
+
+class SkillDecl(_SkillRecord):
+    """A skill the scenario may run: a python entry point, a webhook, or a built-in. A
+    webhook's `url` and header values are kept as written: a `${NAME}` form is resolved when
+    the scenario is loaded to run, so no secret is ever in the IR."""
+
+    MAX_SECONDS: ClassVar[int] = WEBHOOK_MAX_SECONDS
+
+    name: str
+    kind: str  # one of SKILL_KINDS
+    arguments: list[SkillField] = []
+    result: list[SkillField] = []
+    url: str = ""
+    timeout_seconds: float = WEBHOOK_DEFAULT_SECONDS
+    retries: int = WEBHOOK_DEFAULT_RETRIES
+    headers: list[tuple[str, str]] = []
+
+
+def _builtin(name: str, arguments: list[SkillField], result: list[str]) -> SkillDecl:
+    fields = [SkillField(field, "integer" if field == "temperature" else "string")
+              for field in result]
+    return SkillDecl(name, "builtin", arguments, [*fields, SkillField("error", "string")])
+
+
+# The built-ins, declared implicitly in every scenario (SPEC 14.7, 17.24).
+BUILTIN_SKILLS: dict[str, SkillDecl] = {
+    "weather": _builtin("weather", [SkillField("location", "string")],
+                        ["location", "summary", "temperature"]),
+    "email": _builtin("email", [SkillField("to", "string", True),
+                                SkillField("subject", "string", True),
+                                SkillField("body", "string", True),
+                                SkillField("from", "string", True),
+                                SkillField("signature", "string"),
+                                SkillField("timeout_ms", "integer")], ["message_id"]),
+}
+
+
+def skill_problem(decls: Sequence[SkillDecl]) -> tuple[str, str] | None:
+    """(name, what is wrong) for the first bad skill declared in an IR file (a known kind,
+    typed fields, a webhook budget within bounds), or None."""
+    for decl in decls:
+        if decl.kind not in SKILL_KINDS:
+            return decl.name, f"has unknown kind {_shown(decl.kind)}"
+        for item in (*decl.arguments, *decl.result):
+            if item.value_type not in SKILL_VALUE_TYPES:
+                return decl.name, f"has field {_shown(item.name)} of unknown type"
+        if decl.kind == "webhook" and not (0 < decl.timeout_seconds <= WEBHOOK_MAX_SECONDS
+                                           and 0 <= decl.retries <= 100):
+            return decl.name, "has a timeout or retries out of bounds"
+    return None

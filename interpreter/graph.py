@@ -44,7 +44,14 @@ def safety_edges(program: ir.Program):
         yield program.nodes[rule.target].id, f"{ir.SAFETY_REASON}{rule.category}{name} (first)"
 
 
-def node_label(node: ir.Node) -> str:
+def webhook_nodes(program: ir.Program) -> set[str]:
+    """The ids of the nodes whose skill is a declared webhook (SPEC 15): drawn as a call out
+    (a subroutine box in Mermaid, a component in DOT), labelled `webhook: NAME`."""
+    hooks = {d.name for d in program.skills if d.kind == "webhook"}
+    return {n.id for n in program.nodes if n.skill in hooks} if hooks else set()
+
+
+def node_label(node: ir.Node, webhook: bool = False) -> str:
     title = node.name if node.name and node.name != node.id else node.id
     text = f"{title}<br/>{node.id}" if title != node.id else node.id
     if node.end:
@@ -52,7 +59,7 @@ def node_label(node: ir.Node) -> str:
     if node.transient:
         text += "<br/>transient"
     if node.skill:
-        text += f"<br/>skill: {node.skill}"
+        text += f"<br/>{'webhook' if webhook else 'skill'}: {node.skill}"
     if node.clear_slots:
         text += "<br/>clears slots"
     return text
@@ -60,9 +67,11 @@ def node_label(node: ir.Node) -> str:
 
 def mermaid(program: ir.Program) -> str:
     lines = ["flowchart TD"]
+    hooks = webhook_nodes(program)
     for node in program.nodes:
-        label = _mermaid_text(node_label(node))
-        lines.append(f'    {node.id}(["{label}"])' if node.end else f'    {node.id}["{label}"]')
+        label = _mermaid_text(node_label(node, node.id in hooks))
+        shape = '(["{}"])' if node.end else '[["{}"]]' if node.id in hooks else '["{}"]'
+        lines.append(f"    {node.id}{shape.format(label)}")
     if program.global_transitions or program.safety:
         lines.append(f'    {ANY_NODE}{{{{"any node"}}}}')
     for source, target, label, dashed in edges(program):
@@ -90,9 +99,11 @@ def _mermaid_text(text: str) -> str:
 
 def dot(program: ir.Program) -> str:
     lines = [f"digraph {json.dumps(program.name)} {{", "    rankdir=TB;", "    node [shape=box];"]
+    hooks = webhook_nodes(program)
     for node in program.nodes:
-        label = node_label(node).replace("<br/>", "\\n")
-        shape = ", shape=doublecircle" if node.end else ""
+        label = node_label(node, node.id in hooks).replace("<br/>", "\\n")
+        shape = ", shape=doublecircle" if node.end else ", shape=component" \
+            if node.id in hooks else ""
         shape += ", style=dashed" if node.transient else ""
         lines.append(f"    {json.dumps(node.id)} [label={json.dumps(label, ensure_ascii=False)}{shape}];")
     if program.global_transitions or program.safety:

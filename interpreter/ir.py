@@ -33,8 +33,7 @@ A condition is checked as the compiler's type check would have it (`check_condit
 the program's field table (`fields.field_types`): at most `MAX_CONDITION_DEPTH` and/or/not levels,
 a known operator that applies to the field's kind (`operator_applies`: ordering operators
 need a number field, `contains` a text field), and a literal of the field's type (an index in
-range for an interned enum, a member for a string enum, a non-empty list of them for `in`,
-none for `is_empty`).
+range for an interned enum, a member for a string enum, a non-empty list of them for `in`, none for `is_empty`).
 
 Names are interned: a node, slot, intent or dialogue act is an index into `Program.nodes`,
 `Program.slots`, `Program.intents` or `ACTS`. Conditions are nested lists of opcodes:
@@ -42,10 +41,9 @@ Names are interned: a node, slot, intent or dialogue act is an index into `Progr
     [OP_AND, [c, ...]]   [OP_OR, [c, ...]]   [OP_NOT, c]
     [OP_LEAF, operator, field, value]
 
-where `operator` indexes `OPERATORS`, `field` indexes the field table (`FIXED_FIELDS`, then
-one field per slot, `SLOT_FIELD_BASE + slot index`) and `value` is the literal with intent,
-act and node names replaced by their indices (skill statuses and slot enum members stay
-strings).
+where `operator` indexes `OPERATORS`, `field` the field table (`FIXED_FIELDS`, then one field
+per slot, `SLOT_FIELD_BASE + slot index`) and `value` is the literal with intent, act and node
+names replaced by their indices (skill statuses and slot enum members stay strings).
 """
 
 # No postponed annotations here: msgspec would compile every field's annotation string when the
@@ -66,7 +64,7 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
                      INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
                      SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
-                     TEXT_KINDS, VALUE_TYPES, FieldType,
+                     TEXT_KINDS, VALUE_TYPES, BUILTIN_SKILLS, FieldType, SkillDecl, SkillField,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem
 
@@ -74,7 +72,7 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
-# params.expects, safety patterns' negatable, the field nlu.confidence
+# params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7)
 OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -215,6 +213,7 @@ class Program(_Header):
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []  # what the application knows about the user (SPEC 8.1)
+    skills: list[SkillDecl] = []  # the scenario's declared skills, built-ins excluded (14.7)
 
 
 class Body(_Header):
@@ -231,6 +230,7 @@ class Body(_Header):
     safety: list[SafetyRule] = []
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []
+    skills: list[SkillDecl] = []
 
 
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
@@ -270,7 +270,7 @@ def encode_body(program: Program) -> bytes:
         source_labels=[entry.label for entry in sources],
         source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources])),
         safety=list(program.safety), safety_patterns=list(program.safety_patterns),
-        profile=list(program.profile)))
+        profile=list(program.profile), skills=list(program.skills)))
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -315,7 +315,7 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
     program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
                       nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts),
                       safety=body.safety, safety_patterns=body.safety_patterns,
-                      profile=body.profile)
+                      profile=body.profile, skills=body.skills)
     if verify:
         check_all(program)
     return envelope, program

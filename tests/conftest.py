@@ -66,6 +66,23 @@ def llm(server):
     return server
 
 
+def self_signed_certificate(folder: Path) -> tuple[str, str]:
+    """(certificate, key) paths of a self-signed certificate for 127.0.0.1 made by the
+    `openssl` command in `folder` (the test is skipped without it)."""
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a test certificate")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, timeout=30)
+    if made.returncode != 0:
+        pytest.skip(f"openssl could not make a test certificate: {made.stderr[-200:]!r}")
+    return cert, key
+
+
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory):
     """The loopback LLM server over HTTPS, with a self-signed certificate for 127.0.0.1 made
@@ -75,16 +92,7 @@ def tls_server(tmp_path_factory):
 
     from llm_server import LLMServer
 
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl command to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, timeout=30)
-    if made.returncode != 0:
-        pytest.skip(f"openssl could not make a test certificate: {made.stderr[-200:]!r}")
+    cert, key = self_signed_certificate(tmp_path_factory.mktemp("tls"))
     running = LLMServer(tls=(cert, key)).start()
     yield running, cert
     running.stop()

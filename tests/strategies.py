@@ -833,7 +833,8 @@ def _params(draw, slot_list: list[str]) -> dict:
     if _one_in(draw, 4):
         params["skill"] = _choose(draw, ("weather", "clock", "lookup", "없는_스킬", ""))
         if _one_in(draw, 2):
-            params["skill_args"] = draw(small_json.map(lambda v: {"arg": v})) if _one_in(draw, 2) else {}
+            key = "location" if params["skill"] == "weather" else "arg"  # declared arguments
+            params["skill_args"] = draw(small_json.map(lambda v: {key: v})) if _one_in(draw, 2) else {}
         if _one_in(draw, 2):
             text = draw(plain_text)
             if slot_list and _one_in(draw, 2):
@@ -1079,8 +1080,28 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         scenario["safety"] = {"patterns": [
             {"category": _choose(draw, SAFETY_CATEGORIES), "pattern": _choose(draw, SAFETY_PATTERNS)}
             for _ in range(_int(draw, 0, 2))]}
+    declared = _declared_skills(graph)
+    if declared:
+        scenario["skills"] = declared
     scenario["graph"] = graph
     return dict(reversed(list(scenario.items()))) if _one_in(draw, 2) else scenario  # key order means nothing
+
+
+BUILTIN_SKILLS = ("weather", "email")
+
+
+def _declared_skills(graph: dict) -> dict:
+    """SPEC 14.7: every skill a generated node runs, other than the built-ins, declared as a
+    python skill (none is installed: its runs fail, as an unknown skill's did) with the
+    arguments the nodes give it."""
+    declared: dict[str, dict] = {}
+    for node in graph["nodes"]:
+        params = node.get("params") or {}
+        name = params.get("skill")
+        if isinstance(name, str) and name not in BUILTIN_SKILLS:
+            arguments = declared.setdefault(name, {"type": "python", "arguments": {}})["arguments"]
+            arguments.update({arg: {"type": "any"} for arg in params.get("skill_args") or {}})
+    return declared
 
 
 @dataclass
@@ -1953,11 +1974,11 @@ def _fam_E107(draw, doc):
         params["timeout_ms"] = draw(st.integers(-100, 0))
         return doc, ("graph", "nodes", i, "params", "timeout_ms")
     if case == "deep_args":
-        params.setdefault("skill", "weather")
+        params["skill"] = "weather"  # a built-in: its declared argument takes the depth
         deep: Any = 1
         for _ in range(33 + draw(st.integers(0, 5))):
             deep = {"k": deep} if draw(st.booleans()) else [deep]
-        params["skill_args"] = {"a": deep} if not isinstance(deep, dict) else deep
+        params["skill_args"] = {"location": deep}
         return doc, ("graph", "nodes", i, "params", "skill_args")
     params.pop("skill", None)
     for key in ("skill_args", "fallback", "timeout_ms"):
@@ -2138,6 +2159,36 @@ def _fam_E111(draw, doc):
     return doc, ("graph", "nodes", i, "responses", kind, j)
 
 
+def _fam_E113(draw, doc):
+    """Skills (SPEC 14.7, 15): a node runs an undeclared skill, or gives a built-in an
+    undeclared argument; or a declaration with a bad URL scheme, a budget over 30 s or an
+    unknown result type."""
+    nodes = _nodes(doc)
+    i = draw(st.integers(0, len(nodes) - 1))
+    params = nodes[i].setdefault("params", {})
+    case = draw(st.sampled_from(["undeclared", "argument", "url", "budget", "result"]))
+    if case == "undeclared":
+        params["skill"] = "order_lookup"
+        return doc, ("graph", "nodes", i, "params", "skill")
+    if case == "argument":
+        params["skill"] = "weather"
+        params["skill_args"] = {"city": draw(st.sampled_from(["Seoul", "{slots.x}", 3]))}
+        return doc, ("graph", "nodes", i, "params", "skill_args", "city")
+    hook: dict[str, Any] = {"type": "webhook", "url": "https://orders.example.com/status"}
+    if case == "url":
+        hook["url"] = draw(st.sampled_from(["ftp://orders.example.com/x", "file:///etc/passwd",
+                                            "orders.example.com/x", "https://x/${TOKEN"]))
+        where = ("skills", "hook_x", "url")
+    elif case == "budget":
+        hook["timeout_seconds"] = draw(st.integers(31, 600))
+        where = ("skills", "hook_x", "timeout_seconds")
+    else:
+        hook["result"] = {"n": {"type": draw(st.sampled_from(["float", "text", "str"]))}}
+        where = ("skills", "hook_x", "result", "n", "type")
+    doc.setdefault("skills", {})["hook_x"] = hook
+    return doc, where
+
+
 def _fam_E301(draw, doc):
     """A trap: one node with a conditional self-target, or two nodes looping through
     conditional edges, entered from the entry (the base has no global transitions; another
@@ -2312,7 +2363,7 @@ _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
     "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109,
-    "E110": _fam_E110, "E111": _fam_E111,
+    "E110": _fam_E110, "E111": _fam_E111, "E113": _fam_E113,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,

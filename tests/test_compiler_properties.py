@@ -475,10 +475,13 @@ def test_fixed_bug_gives_one_diagnostic(changes, expected):
     assert [(d.code, d.path) for d in result.diagnostics] == expected, listing(result)
 
 
+CLOCK = {"clock": {"type": "python", "arguments": {"n": {}}}}  # a declared skill (SPEC 14.7)
+
+
 # Found as `mgc compile` crashes (OverflowError at IR emission): the IR stores 64 bits.
 @pytest.mark.parametrize("changes, expected", [
     ({"graph.nodes.0.params": {"max_turns": 2**64}}, [("E012", "/graph/nodes/0/params/max_turns")]),
-    ({"graph.nodes.1.params": {"skill": "clock", "skill_args": {"n": [1, -2**63 - 1]}}},
+    ({"skills": CLOCK, "graph.nodes.1.params": {"skill": "clock", "skill_args": {"n": [1, -2**63 - 1]}}},
      [("E107", "/graph/nodes/1/params/skill_args/n/1")]),
     ({"graph.nodes.0.next_nodes.0.condition": "system.node_turns > 100000000000000000000000"},
      [("E204", "/graph/nodes/0/next_nodes/0/condition")]),
@@ -494,7 +497,7 @@ def test_integer_beyond_64_bits_is_one_diagnostic(changes, expected):
 
 
 def test_integers_at_the_64_bit_edges_compile():
-    changes = {"graph.nodes.0.params": {"max_turns": 2**63 - 1},
+    changes = {"skills": CLOCK, "graph.nodes.0.params": {"max_turns": 2**63 - 1},
                "graph.nodes.1.params": {"skill": "clock", "skill_args": {"n": -2**63}},
                "graph.nodes.0.next_nodes.0.condition": f"system.node_turns > {2**63 - 1}"}
     result = check_source("bug.json", json.dumps(_minimal(**changes)))

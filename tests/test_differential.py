@@ -245,6 +245,7 @@ HAND_WRITTEN = {
     },
     "closing_and_skills": {
         "metadata": {"name": "closing_and_skills", "language": "ko"},
+        "skills": {"horoscope": {"type": "python"}},  # declared, not installed: failed
         "intents": {"bye": {"description": "wants to end"}},
         "slots": {"topic": {"policy": "optional", "value_type": "enum",
                             "values": ["food", "health"]}},

@@ -242,6 +242,7 @@ def test_contains_tests_an_item_of_a_list():
 # Entry routing: a transient router, two task nodes, a transient skill node, a transient end.
 CHAIN = {
     "metadata": {"name": "chain", "language": "en"},
+    "skills": {"act": {"type": "python", "arguments": {"who": {"type": "string"}}}},
     "intents": {"finish": {"description": "end"}, "again": {"description": "start over"}},
     "slots": {"name": {"policy": "required", "value_type": "string"},
               "city": {"policy": "required", "value_type": "string", "default": "Seoul"},
@@ -464,6 +465,7 @@ def long_skill_chain(length: int) -> dict:
                   "default_next": "t0"})
     nodes.append({"id": "done", "description": "done"})
     return {"metadata": {"name": "long"},
+            "skills": {"act": {"type": "python"}},
             "slots": {"x": {"policy": "required", "value_type": "string"}},
             "graph": {"entry": "ask", "nodes": nodes}}
 

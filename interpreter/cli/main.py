@@ -26,8 +26,8 @@ from .. import __version__, files
 from . import streams
 from .console import LEVELS
 from ..service.command import add_serve_parser
-from .plugins import (InputError, LazyRulesNLU, add_llm_options, llm_plugins, llm_settings,
-                      skill_registry)
+from .plugins import (InputError, LazyRulesNLU, add_llm_options, add_webhooks_option,
+                      llm_plugins, llm_settings, skill_registry)
 
 MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
 HISTORY_FILE = "~/.mago_history"
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the session profile: a JSON object of the scenario's profile fields")
     add_event_options(run)
     add_limit_option(run)
+    add_webhooks_option(run)
     run.set_defaults(handler=run_command)
     test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
                                description="Run transcripts; report pass/fail per step.")
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--format", dest="fmt", choices=("human", "json"), default="human",
                       help="report for people or for machines (default: human)")
     add_limit_option(test)
+    add_webhooks_option(test)
     test.set_defaults(handler=test_command)
     add_fuzz_parser(commands)
     add_report_parser(commands)
@@ -124,6 +126,7 @@ def add_fuzz_parser(commands: Any) -> None:
                                                 "rules: text through the rules NLU "
                                                 "(default: generated)")
     add_limit_option(fuzz)
+    add_webhooks_option(fuzz)
     fuzz.set_defaults(handler=fuzz_command)
 
 
@@ -153,7 +156,8 @@ def run_command(args: argparse.Namespace) -> int:
     stream = None if interactive else open_script(args.script)
     try:
         conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
-                                    echo_user=not interactive, nlg_name=args.nlg_name, llm=llm)
+                                    echo_user=not interactive, nlg_name=args.nlg_name, llm=llm,
+                                    webhooks=args.webhooks)
         from .report import recorder
 
         conversation.recorder = recorder(args, runtime, conversation.clock)
@@ -187,7 +191,7 @@ def test_command(args: argparse.Namespace) -> int:
     """`mgi test`: 0 all passed, 1 a step failed, 2 a transcript could not run."""
     from ..transcripts.run import exit_status, render_human, render_json, run_files
 
-    results = run_files(list(args.transcripts), args.ir_dir)
+    results = run_files(list(args.transcripts), args.ir_dir, args.webhooks)
     emit([render_json(results) if args.fmt == "json" else render_human(results)])
     return exit_status(results)
 
@@ -208,7 +212,8 @@ def fuzz_command(args: argparse.Namespace) -> int:
     runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     try:
         report = run_fuzz(runtime, args.ir_file, options, args.properties, args.transcripts,
-                          skill_registry(runtime, note), Progress(args.examples))
+                          skill_registry(runtime, note, args.webhooks),
+                          Progress(args.examples))
     except FuzzError as error:
         raise InputError(str(error)) from None
     emit([render_json(report) if args.fmt == "json" else render_human(report)])
@@ -239,7 +244,7 @@ class Conversation:
     """One session of `mgi run`: runs turns on the engine and prints them."""
 
     def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool,
-                 nlg_name: str = "template", llm: Any = None):
+                 nlg_name: str = "template", llm: Any = None, webhooks: str = "off"):
         from ..engine import Engine, ShiftedClock
         from ..understanding.nlu import ScriptedNLU
 
@@ -248,7 +253,7 @@ class Conversation:
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
         nlu, nlg, self.journal = llm_plugins(llm, runtime, nlu_name, nlg_name, nlu)
         self.clock = ShiftedClock()  # `"idle": SECONDS` lines pause it (SPEC 8.5)
-        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note),
+        self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note, webhooks),
                              clock=self.clock)
         self.llm_warned = False
         self.level = level

@@ -93,9 +93,13 @@ def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
             LLMNLG(client) if nlg_name == "llm" else None, journal)
 
 
-def skill_registry(runtime: Any, warn: Callable[[str], None]) -> Any:
+def skill_registry(runtime: Any, warn: Callable[[str], None], webhooks: str = "off",
+                   guard: Callable[[str], str | None] | None = None) -> Any:
     """Built-in skills, plus installed plug-ins only when the scenario has a skill node:
-    looking for plug-ins scans every installed package, which a start-up need not pay for."""
+    looking for plug-ins scans every installed package, which a start-up need not pay for.
+    The scenario's webhooks are called only when `webhooks` is "live" (SPEC 15); a missing
+    `${NAME}` or a host `MAGO_WEBHOOK_HOSTS` does not list is an `InputError`; a declared
+    python skill not installed is a warning (SPEC 14.7)."""
     from .. import ir
     from ..skills.registry import SkillRegistry
 
@@ -103,4 +107,22 @@ def skill_registry(runtime: Any, warn: Callable[[str], None]) -> Any:
         discover=ir.EXECUTOR_SKILL in ir.node_executors(runtime.program))  # nodes stay encoded
     for problem in registry.problems:
         warn(f"mgi: warning: {problem}")
-    return registry
+    if not runtime.program.skills:
+        return registry
+    from ..skills.webhook import WebhookConfigError, missing_python_skills, webhook_skills
+
+    for line in missing_python_skills(runtime.program, registry.names()):
+        warn(line)
+    try:
+        return registry.with_skills(webhook_skills(runtime.program, webhooks == "live",
+                                                   guard=guard))
+    except WebhookConfigError as error:
+        raise InputError(str(error)) from None
+
+
+def add_webhooks_option(command: argparse.ArgumentParser) -> None:
+    """`--webhooks off|live`: a run, a test or a fuzz calls no real webhook unless asked."""
+    command.add_argument("--webhooks", choices=("off", "live"), default="off",
+                         help='"live" calls the scenario\'s webhooks; "off" (the default) '
+                              'fails each run with "webhooks off" unless a transcript '
+                              "scripts it with a skill: line")

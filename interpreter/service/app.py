@@ -36,7 +36,7 @@ from ..stores.records import RecordStore, StoreError, open_store
 from . import api
 from .alerts import Alerts
 from .connections import GuardedProtocol, Limits
-from .design import Designer
+from .design import Designer, source_text
 from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
 from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
                    read_body)
@@ -48,6 +48,7 @@ from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
 from .registry import MissingIR, Registry, load_scenarios
 from .sessions import Plugins, Sessions
 from .report import report_answer
+from .webhooks import guard_for, refuse_posted, warm_up, with_refusals
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
@@ -85,6 +86,7 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     host: str = "127.0.0.1"  # the bound address: allowed in Host by default
     allowed_hosts: str | None = None
     cors_origin: str | None = None
+    allow_api_webhooks: bool = False  # SPEC 15, 17.9 (service.webhooks)
 
 
 def from_environment() -> "ServiceApp":
@@ -95,7 +97,8 @@ def from_environment() -> "ServiceApp":
     return ServiceApp(config)
 
 
-def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
+def make_plugins(config: ServeConfig, log: RequestLog,
+                 started: frozenset[str] = frozenset()) -> Plugins:
     from ..cli.plugins import LazyRulesNLU, skill_registry
     from ..wording.nlg import TemplateNLG
 
@@ -120,7 +123,8 @@ def make_plugins(config: ServeConfig, log: RequestLog) -> Plugins:
             from ..llm.nlg import LLMNLG
 
             nlg = LLMNLG(client)
-        return nlu, nlg, skill_registry(runtime, lambda line: log.event("warning", line))
+        return nlu, nlg, skill_registry(runtime, lambda line: log.event("warning", line),
+                                        "live", guard_for(runtime, started))
 
     return Plugins(make, blocking=client is not None)
 
@@ -133,7 +137,8 @@ class ServiceApp:
         self.scenarios = load_scenarios(config.paths)
         key = os.environ.get(API_KEY_ENV)
         self.api_key = key.strip().encode() if key else None
-        self.plugins = make_plugins(config, self.log)
+        self.plugins = make_plugins(config, self.log, frozenset(
+            s.runtime.ir_hash for s in self.scenarios.values()))
         self.designer = Designer(config.compile_seconds, config.compile_queue,
                                  config.inline_cache)
         self.clients = ClientAddress(trusted_proxies(config.forwarded_allow_ips))
@@ -237,6 +242,7 @@ class ServiceApp:
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
+        await asyncio.to_thread(warm_up, list(self.scenarios.values()))
         self._sweeper = asyncio.create_task(self.sweep_forever())
 
     def _recorder(self) -> Any:
@@ -260,6 +266,8 @@ class ServiceApp:
         self.designer.close()  # a compile in flight is killed, never waited for
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self.sessions is not None:
+            self.sessions.executor.close()
         if self.alerts is not None:
             await self.alerts.drain(ALERT_DRAIN_SECONDS)
         if self.store is not None:
@@ -340,6 +348,7 @@ class ServiceApp:
                                                     "scenarios (--no-dynamic)")
         body = decode(request, api.CreateFromScenario)
         await self.admit(request, request.scope)  # before the compile: that is the cost
+        await asyncio.to_thread(refuse_posted, body, self.config.allow_api_webhooks)
         compiled = await self.designer.compile(body)
         if compiled.runtime is None:
             raise ApiError(422, "scenario_invalid", f"the scenario has {compiled.errors} "
@@ -364,8 +373,11 @@ class ServiceApp:
         return 200, await self.sessions.message(body, request.note), JSON_HEADERS
 
     async def validate(self, request: Request) -> tuple:
-        compiled = await self.designer.compile(decode(request, api.ValidateScenario))
-        return 200, encode({"diagnostics": compiled.diagnostics, "errors": compiled.errors,
+        body = decode(request, api.ValidateScenario)
+        compiled = await self.designer.compile(body)
+        diagnostics, errors = await asyncio.to_thread(  # SPEC 17.6: a refused webhook is E113
+            with_refusals, compiled, source_text(body), body, self.config.allow_api_webhooks)
+        return 200, encode({"diagnostics": diagnostics, "errors": errors,
                             "warnings": compiled.warnings}), JSON_HEADERS
 
     async def get_session(self, request: Request) -> tuple:

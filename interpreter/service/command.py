@@ -36,6 +36,9 @@ def add_serve_parser(commands: Any, add_common: Any) -> None:
                        help="POST every safety event there (retried within the turn's budget)")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
                        default="info", help="debug also logs the user's text (default: info)")
+    serve.add_argument("--allow-api-webhooks", action="store_true",
+                       help="let scenarios posted to /session/json call webhooks, only to the "
+                            "hosts of MAGO_WEBHOOK_HOSTS and never to internal addresses")
     add_limit_options(serve)
     add_common(serve)
     serve.set_defaults(handler=serve_command)

@@ -105,3 +105,15 @@ def check_size(scenario: dict | None, text: str) -> None:
         raise ApiError(413, "too_large", f"the scenario has {len(nodes)} nodes and the "
                                          f"service compiles at most {NODE_LIMIT}; compile it "
                                          "with `mgc compile` and serve the IR file")
+
+
+def key_positions(text: str, pointers: list[str]) -> list[tuple[int, int]]:
+    """(line, column) of the member at each JSON pointer of `text` (1, 1 when not JSON)."""
+    from compiler.jsonpos import JSONSyntaxError, decode_with_positions
+
+    try:
+        locator = decode_with_positions(text)[1]
+    except JSONSyntaxError:
+        return [(1, 1)] * len(pointers)
+    return [locator.key(p) or locator.nearest(p) for p in pointers]
+

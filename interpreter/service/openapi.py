@@ -72,7 +72,7 @@ ENDPOINTS = (
              {201: (api.SessionCreated, "the session and its opening turn"),
               **_errors((403, "dynamic_disabled"), (409, "session_exists"), (413, "too_large"),
                         (422, "scenario_invalid (with diagnostics), invalid_request, "
-                              "invalid_profile, unknown_node"))}),
+                              "invalid_profile, unknown_node, webhook_not_allowed"))}),
     Endpoint("post", "/dm/v1/message", "One user turn", api.Message,
              {200: (api.MessageAnswer, "the turn (replayed: an answer given before); with "
                                        "`trace: true` its trace (SPEC 12)"),

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 
 import msgspec
@@ -32,6 +33,7 @@ from .logs import RequestLog, uvicorn_log_config
 from .metrics import MULTIPROC_ENV
 from .quotas import trusted_proxies
 from .registry import RegistryError, load_scenarios
+from .webhooks import WebhookConfigError, check_started
 
 APP = "interpreter.service.app:from_environment"
 
@@ -80,9 +82,11 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
         raise InputError(f"--port must be between 1 and 65535, not {args.port}")
     check_limits(args)
     try:
-        load_scenarios(args.paths)
-    except RegistryError as error:
+        warnings = check_started(load_scenarios(args.paths).values(), args.allow_api_webhooks)
+    except (RegistryError, WebhookConfigError) as error:
         raise InputError(str(error)) from None
+    for line in warnings:
+        print(line, file=sys.stderr)
     check_store(args.store, args.session_ttl, args.workers, args.store_timeout)
     if args.alert_url is not None:
         try:
@@ -104,7 +108,8 @@ def checked_config(args: argparse.Namespace) -> ServeConfig:
                          rate=args.rate, max_sessions=args.max_sessions,
                          inline_cache=args.inline_cache,
                          forwarded_allow_ips=args.forwarded_allow_ips, host=args.host,
-                         allowed_hosts=args.allowed_hosts, cors_origin=args.cors_origin)
+                         allowed_hosts=args.allowed_hosts, cors_origin=args.cors_origin,
+                         allow_api_webhooks=args.allow_api_webhooks)
     return event_config(args, config)  # analytics (SPEC 16)
 
 

@@ -37,6 +37,8 @@ from .api import MESSAGES_REMEMBERED, TEXT_LIMIT, Message
 from .http import ApiError, encode
 from .registry import MissingIR, Registry
 from .trace import turn_trace
+from .lease import release, secure_turn
+from .webhooks import TurnExecutor
 
 RETRY_LIMIT = 64  # version conflicts one turn may meet before the client is told to retry
 
@@ -56,6 +58,7 @@ class SessionRecord(msgspec.Struct, array_like=True, frozen=True):
     state: DialogueState
     messages: tuple[Remembered, ...] = ()
     inline: bool = False  # made from a scenario sent in the request (analytics: "(inline)")
+    lease_until: float = 0.0  # a turn that may run an action holds it until then (17.8)
 
 
 _RECORD_ENCODER = msgspec.msgpack.Encoder()
@@ -189,6 +192,7 @@ class Sessions:
         # those bytes (the store is still read; another worker's write has other bytes)
         self._decoded: dict[str, tuple[bytes, SessionRecord]] = {}
         self.decoded_kept = decoded_kept
+        self.executor = TurnExecutor()
 
     # --- creating -------------------------------------------------------------------------
 
@@ -206,7 +210,7 @@ class Sessions:
         if await self.store.get(session_id) is not None:
             raise _exists(session_id)
         try:
-            result = await self._call(engine.start, session_id, options.bot_first,
+            result = await self._call(runtime, engine.start, session_id, options.bot_first,
                                       options.focus_node, options.profile)
         except UnknownNode as error:
             raise ApiError(422, "unknown_node", str(error)) from None
@@ -260,8 +264,24 @@ class Sessions:
                                f"session {session_id} is complete ({state.complete_reason}); "
                                "start a new session")
             started = time.perf_counter()
-            result, saved, runtime = await self._turn(state, stored.version, message.text, nlu,
-                                                      carried)
+            held = stored.version
+            try:
+                acts = await self.executor.acts(state.ir_hash, self.registry)
+            except MissingIR as error:
+                raise StoreError(str(error)) from None
+            if acts:
+                held = await secure_turn(self.store, session_id, record, stored.version,
+                                         encode_record, self.clock)
+                if held is None:
+                    continue
+            try:
+                result, saved, runtime = await self._turn(state, held, message.text, nlu,
+                                                          carried)
+            except BaseException:
+                if held != stored.version:
+                    await release(self.store, session_id, record, held, encode_record,
+                                  self.clock)
+                raise
             line = result.json_line()
             turn = encode(line)
             trace = encode(turn_trace(runtime, result, line, message.nlu is not None)) \
@@ -276,7 +296,7 @@ class Sessions:
             events = () if self.recorder is None else self.recorder.turn(
                 record.scenario, record.inline, state, result, now, stored.updated_at, line)
             try:
-                version = await self.store.put(session_id, data, stored.version, now, events)
+                version = await self.store.put(session_id, data, held, now, events)
             except VersionConflict:
                 nlu = result._heard  # the same understanding, on the newer state
                 carried = tuple(a for a in saved.actions if a not in state.actions)
@@ -318,15 +338,17 @@ class Sessions:
         await self.plugins.ready(runtime)
         engine = self.plugins.engine(runtime, one)
         try:
-            result = await self._call(engine.turn, state.session_id, text, nlu, None, carried)
+            result = await self._call(runtime, engine.turn, state.session_id, text, nlu, None,
+                                      carried)
         except EngineError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
         return result, one.saved, runtime
 
-    async def _call(self, function: Callable, *args: Any) -> Any:
-        """Run an engine call here, or in a thread when a plug-in waits on the network."""
-        if self.plugins.blocking:
-            return await asyncio.to_thread(function, *args)
+    async def _call(self, runtime: Runtime, function: Callable, *args: Any) -> Any:
+        """Run an engine call here, or in the bounded turn executor when it may wait on the
+        network: an LLM plug-in, or a scenario with a skill node (SPEC 17.1)."""
+        if self.plugins.blocking or self.executor.blocks(runtime):
+            return await self.executor.run(function, *args)
         return function(*args)
 
     # --- reading and deleting -------------------------------------------------------------

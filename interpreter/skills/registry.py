@@ -78,6 +78,14 @@ class SkillRegistry:
             raise ValueError(f"{skill!r} is not a skill (needs `name` and `run`)")
         self._skills[skill.name] = skill
 
+    def with_skills(self, skills: Iterable[Skill]) -> SkillRegistry:
+        """A copy of this registry with `skills` added (a scenario's webhooks)."""
+        layered = SkillRegistry(self._skills.values())
+        layered.problems = list(self.problems)
+        for skill in skills:
+            layered.register(skill)
+        return layered
+
     def get(self, name: str) -> Skill | None:
         return self._skills.get(name)
 
@@ -116,7 +124,9 @@ def run_skill(skill: Skill | None, args: dict[str, Any], context: SkillContext,
 
     worker = threading.Thread(target=work, name=f"skill-{skill.name}", daemon=True)
     worker.start()
-    worker.join((timeout_ms if timeout_ms is not None else DEFAULT_TIMEOUT_MS) / 1000.0)
+    if timeout_ms is None:  # a webhook carries its own budget (SPEC 17.9: never timeout_ms)
+        timeout_ms = getattr(skill, "timeout_ms", None) or DEFAULT_TIMEOUT_MS
+    worker.join(timeout_ms / 1000.0)
     if not box:
         return SkillResult("timeout", {})
     return box[0]

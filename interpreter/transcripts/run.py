@@ -71,10 +71,11 @@ def resolve_ir(transcript: Transcript, ir_dir: str | os.PathLike) -> Path:
 class RuntimeCache:
     """Loaded IR files and their rules NLUs, shared by the transcripts of one run."""
 
-    def __init__(self) -> None:
+    def __init__(self, webhooks: str = "off") -> None:
         self._runtimes: dict[str, Any] = {}
         self._nlus: dict[int, Any] = {}
         self._skills = None
+        self.webhooks = webhooks  # "live": call them; else "webhooks off" unless scripted
 
     def skills(self) -> Any:
         """One skill registry for the run (finding plug-ins scans the installed packages)."""
@@ -83,6 +84,15 @@ class RuntimeCache:
 
             self._skills = SkillRegistry.default()
         return self._skills
+
+    def skills_for(self, runtime: Any) -> Any:
+        """The run's registry plus the scenario's webhooks (SPEC 15, 17.9)."""
+        if not runtime.program.skills:
+            return self.skills()
+        from ..skills.webhook import webhook_skills
+
+        return self.skills().with_skills(webhook_skills(runtime.program,
+                                                        self.webhooks == "live"))
 
     def runtime(self, path: Path) -> Any:
         from ..loader import load_program
@@ -104,12 +114,13 @@ class RuntimeCache:
         return self._nlus[id(runtime)]
 
 
-def run_files(paths: list[str], ir_dir: str | os.PathLike = "build") -> list[TranscriptResult]:
+def run_files(paths: list[str], ir_dir: str | os.PathLike = "build",
+              webhooks: str = "off") -> list[TranscriptResult]:
     """Every transcript in order; a broken one is reported and the others still run. With no
     mail transport in the environment, e-mail goes to a temporary outbox for the run (a
     transcript never needs a mail server; `skill:` lines script the failures)."""
     with _mail_outbox():
-        return _run_files(paths, ir_dir)
+        return _run_files(paths, ir_dir, webhooks)
 
 
 @contextlib.contextmanager
@@ -122,19 +133,26 @@ def _mail_outbox():
         yield
 
 
-def _run_files(paths: list[str], ir_dir: str | os.PathLike) -> list[TranscriptResult]:
-    cache = RuntimeCache()
+def _run_files(paths: list[str], ir_dir: str | os.PathLike,
+               webhooks: str = "off") -> list[TranscriptResult]:
+    from ..skills.webhook import WebhookConfigError
+
+    cache = RuntimeCache(webhooks)
     results = []
     for path in paths:
         try:
             transcript = load_transcript(path)
             runtime = _load_ir(transcript, ir_dir, cache)
+            skills = cache.skills_for(runtime)
         except TranscriptError as error:
             results.append(TranscriptResult(path, error=error))
             continue
+        except WebhookConfigError as error:
+            results.append(TranscriptResult(path, error=TranscriptError(path, 0, str(error))))
+            continue
         try:
             results.append(run_transcript(transcript, runtime,
-                                          cache.nlu(runtime, transcript.nlu), cache.skills()))
+                                          cache.nlu(runtime, transcript.nlu), skills))
         except Exception as error:  # noqa: BLE001 - a bug in one must not hide the others
             results.append(TranscriptResult(path, error=TranscriptError(
                 path, 0, f"internal error: {type(error).__name__}: {error} (please report this)")))

@@ -1,0 +1,67 @@
+"""The turn lease (SPEC 17.8): a turn that may run an action skill (e-mail, a webhook, a
+declared python skill) first secures its turn number in the store.
+
+In: the store, the session's record as read (with its version), the clock. Out: the version
+the turn now holds (the record saved again with `lease_until` set, under the version check),
+or None when another attempt holds the turn or won the race (re-read the session and try
+again). Why: two workers that read the same version would both run turn N and send the same
+action; with the lease, the one that loses the lease write never runs the turn, so the action
+id it would send is the one the winner records. A lease that outlives its holder (a crash)
+expires after `LEASE_SECONDS`; the turn retried then has the same number and action id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+import msgspec
+
+from .. import ir
+from ..stores.records import VersionConflict
+
+LEASE_SECONDS = ir.SkillDecl.MAX_SECONDS + 5.0  # the longest skill run, and some margin
+POLL_SECONDS = 0.05
+ACTION_SKILLS = frozenset({"email"})  # built-ins that act on the world
+
+
+def runs_actions(program: ir.Program) -> bool:
+    """Whether a node of `program` runs an action skill (decodes every node: off the loop)."""
+    declared = {d.name for d in program.skills if d.kind in ("webhook", "python")}
+    return any(node.skill in ACTION_SKILLS or node.skill in declared
+               for node in program.nodes if node.skill)
+
+
+async def secure_turn(store: Any, session_id: str, record: Any, version: int,
+                      encode: Callable[[Any], bytes], clock: Callable[[], float]) -> int | None:
+    """The version the turn holds once its lease is written, or None (re-read and retry)."""
+    if record.lease_until > clock():
+        if not await _released(store, session_id, version, record.lease_until, clock):
+            return None  # the holder saved (or released) its turn: read the new state
+    leased = msgspec.structs.replace(record, lease_until=clock() + LEASE_SECONDS)
+    try:
+        return await store.put(session_id, encode(leased), version, clock())
+    except VersionConflict:
+        return None
+
+
+async def _released(store: Any, session_id: str, version: int, until: float,
+                    clock: Callable[[], float]) -> bool:
+    """Wait for another attempt's lease: False as soon as the session changes, True when
+    the lease expired with the session unchanged (its holder is gone)."""
+    while clock() < until:
+        await asyncio.sleep(POLL_SECONDS)
+        current = await store.get(session_id)
+        if current is None or current.version != version:
+            return False
+    return True
+
+
+async def release(store: Any, session_id: str, record: Any, version: int,
+                  encode: Callable[[Any], bytes], clock: Callable[[], float]) -> None:
+    """Give the lease back after a turn that failed before its save (best effort)."""
+    try:
+        await store.put(session_id, encode(msgspec.structs.replace(record, lease_until=0.0)),
+                        version, clock())
+    except Exception:  # noqa: BLE001 - the lease expires by itself
+        pass

@@ -1,0 +1,325 @@
+"""Webhook skills (SPEC 15): a declared skill that POSTs to the business's own service.
+
+In: a scenario's `ir.SkillDecl` of kind `webhook`, the environment (for `${NAME}` forms) and
+the mode (`live`, or off for `mgi run`/`test`/`fuzz` unless asked). Out: `Skill` objects for
+the registry (`webhook_skills`), or `WebhookConfigError` (one line, at start) for a variable
+that is not set or a host `MAGO_WEBHOOK_HOSTS` does not list.
+A run POSTs `{"action_id", "session_id", "scenario", "node", "arguments", "slots"}` with
+`Idempotency-Key: ACTION_ID` over one pooled `httpx.Client` per process. The whole call,
+retries included, stays within `timeout_seconds`: 5xx, 429 (its `Retry-After` honoured when
+it fits), a refused connection and a timeout are retried with exponential back-off while the
+budget lasts; any other 4xx fails at once with `skill.data.error` = the status; a redirect is
+not followed (it fails); an answer over 1 MiB fails without being held (read in chunks, the
+read stopped at the cap). A 2xx answer must be a JSON object: its declared `result` fields
+become `skill.data` (undeclared ones dropped, a wrong type fails the run).
+Secrets: the resolved url and header values live only in the `Webhook` object (its repr hides
+them); no error line names them, and the IR keeps the `${NAME}` form.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import random
+import socket
+import ssl
+import threading
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any, Callable, Iterable, Mapping
+from urllib.parse import urlsplit
+
+import msgspec
+
+from .. import __version__, ir
+from ..fields import skill_problem
+from .registry import Skill, SkillContext, SkillResult
+
+ANSWER_LIMIT = 1 << 20  # bytes; a larger answer fails (SPEC 15)
+HOSTS_ENV = "MAGO_WEBHOOK_HOSTS"  # comma-separated host names a webhook may call
+CA_FILE_ENV = "MAGO_WEBHOOK_CA_FILE"  # a PEM bundle for receivers behind a private CA
+OFF_ERROR = "webhooks off"
+MARGIN_MS = 500  # run_skill waits this much past the budget, so our own `timeout` wins
+BACKOFF_FIRST, BACKOFF_CAP = 0.1, 2.0  # seconds: 0.1, 0.2, 0.4 ... with jitter
+ENV_PREFIX, ENV_SUFFIX = "${", "}"
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "list": lambda v: isinstance(v, list),
+    "any": lambda v: True,
+}
+
+
+class WebhookConfigError(Exception):
+    """A webhook that cannot be set up; the message is one line for the operator."""
+
+
+class Refused(Exception):
+    """A call that must not be made or whose answer must not be used (one line, final)."""
+
+
+# --- setting up -----------------------------------------------------------------------------
+
+
+def webhook_skills(program: ir.Program, live: bool, environ: Mapping[str, str] | None = None,
+                   guard: Callable[[str], str | None] | None = None) -> list[Skill]:
+    """The scenario's webhooks as skills: real ones when `live`, else ones that fail with
+    "webhooks off". `guard(host)` (API-posted scenarios) may refuse an address at call time."""
+    environ = os.environ if environ is None else environ
+    bad = skill_problem(program.skills)  # a hand-made IR: the compiler never writes one
+    if bad is not None:
+        raise WebhookConfigError(f"skill {bad[0]!r} in the IR {bad[1]}; recompile with mgc")
+    decls = [d for d in program.skills if d.kind == "webhook"]
+    if not live:
+        return [WebhooksOff(d.name) for d in decls]
+    hosts = allowed_hosts(environ)
+    skills: list[Skill] = []
+    for decl in decls:
+        url = resolved(decl.url, decl.name, "url", environ)
+        host = urlsplit(url).hostname or ""
+        if urlsplit(url).scheme not in ("http", "https") or not host:
+            raise WebhookConfigError(f"webhook {decl.name!r}: its url (from the environment) "
+                                     "is not an http(s) address")
+        if hosts is not None and host.lower() not in hosts:
+            raise WebhookConfigError(f"webhook {decl.name!r}: host {host} is not in "
+                                     f"{HOSTS_ENV}; add it there or change the url")
+        headers = {k: resolved(v, decl.name, f"header {k}", environ) for k, v in decl.headers}
+        skills.append(Webhook(decl, program.name, url, headers, guard))
+    return skills
+
+
+def resolved(value: str, skill: str, what: str, environ: Mapping[str, str]) -> str:
+    """`value`, or the variable it names when it is a `${NAME}` form (checked by mgc)."""
+    if not (value.startswith(ENV_PREFIX) and value.endswith(ENV_SUFFIX)):
+        return value
+    name = value[len(ENV_PREFIX):-len(ENV_SUFFIX)]
+    found = environ.get(name)
+    if not found:
+        raise WebhookConfigError(f"webhook {skill!r}: {what} reads ${{{name}}}, which is not "
+                                 "set; export it before starting")
+    return found
+
+
+def allowed_hosts(environ: Mapping[str, str]) -> frozenset[str] | None:
+    """The hosts of `MAGO_WEBHOOK_HOSTS`, or None when it is not set (every host)."""
+    text = environ.get(HOSTS_ENV)
+    if text is None:
+        return None
+    return frozenset(h.strip().lower() for h in text.split(",") if h.strip())
+
+
+def private_address(host: str) -> str | None:
+    """Why `host` must not be called from a scenario posted to the API (it resolves to a
+    loopback, link-local, private or otherwise internal address), or None."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return f"host {host} does not resolve"
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        if not address.is_global or address.is_multicast:
+            return f"host {host} is an internal address ({address}); not called from an " \
+                   "API-posted scenario"
+    return None
+
+
+def missing_python_skills(program: ir.Program, installed: Iterable[str]) -> list[str]:
+    """One warning line per declared python skill that is not installed (SPEC 14.7)."""
+    have = set(installed)
+    return [f"mgi: warning: skill {d.name!r} is declared as a python skill but no installed "
+            f"package provides it (entry point group mago.skills); its runs fail"
+            for d in program.skills if d.kind == "python" and d.name not in have]
+
+
+# --- the pooled client ----------------------------------------------------------------------
+
+_CLIENTS: dict[str | None, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(ca_file: str | None = None) -> Any:
+    """One `httpx.Client` per CA file for the process: pooled, kept-alive connections."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(ca_file)
+        if client is None:
+            import httpx  # only a scenario with a webhook pays for it
+
+            verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
+            # TCP_NODELAY: httpx writes the headers and the body apart; Nagle's algorithm
+            # would hold the body back until the receiver's (delayed) ACK of the headers.
+            transport = httpx.HTTPTransport(verify=verify, socket_options=[
+                (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], limits=httpx.Limits(
+                    max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0))
+            client = _CLIENTS[ca_file] = httpx.Client(
+                transport=transport, follow_redirects=False, trust_env=False)
+        return client
+
+
+# --- a run ----------------------------------------------------------------------------------
+
+
+class WebhooksOff(Skill):
+    """A webhook under `mgi run`/`test`/`fuzz` without `--webhooks live` (SPEC 17.9)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
+        return SkillResult("failed", {"error": OFF_ERROR})
+
+
+class Webhook(Skill):
+    """One declared webhook, its `${NAME}` forms resolved."""
+
+    def __init__(self, decl: ir.SkillDecl, scenario: str, url: str, headers: dict[str, str],
+                 guard: Callable[[str], str | None] | None = None,
+                 ca_file: str | None = None):
+        self.name, self.decl, self.scenario = decl.name, decl, scenario
+        self._url, self._headers, self._guard = url, headers, guard
+        self._ca_file = ca_file if ca_file is not None else os.environ.get(CA_FILE_ENV)
+        self.budget = decl.timeout_seconds
+        self.timeout_ms = int(self.budget * 1000) + MARGIN_MS  # run_skill's own limit
+
+    def __repr__(self) -> str:  # never the url or the headers: they may hold secrets
+        return f"Webhook({self.name!r})"
+
+    def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
+        payload = msgspec.json.encode({
+            "action_id": context.action_id, "session_id": context.session_id,
+            "scenario": self.scenario, "node": context.node_id, "arguments": args,
+            "slots": context.slots})
+        headers = {**self._headers, "Content-Type": "application/json",
+                   "Idempotency-Key": context.action_id, "User-Agent": f"mago/{__version__}",
+                   "Accept-Encoding": "identity"}  # read as sent: the cap counts real bytes
+        try:
+            if self._guard is not None:
+                problem = self._guard(urlsplit(self._url).hostname or "")
+                if problem:
+                    raise Refused(problem)
+            answer = self._with_retries(payload, headers, time.monotonic() + self.budget)
+        except _Status as answer:
+            return SkillResult("failed", {"error": answer.status})
+        except Refused as refused:
+            return SkillResult("failed", {"error": str(refused)})
+        except _OutOfTime as spent:
+            return SkillResult("timeout", {"error": str(spent)})
+        return typed_result(answer, self.decl.result)
+
+    def _with_retries(self, payload: bytes, headers: dict, deadline: float) -> Any:
+        """The decoded 2xx answer; `Refused` (final) or `_OutOfTime` when the budget ends."""
+        last = "no answer"
+        for attempt in range(self.decl.retries + 1):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            retry_after = None
+            try:
+                return self._attempt(payload, headers, left)
+            except _Retryable as problem:
+                last, retry_after = str(problem), problem.retry_after
+            if attempt == self.decl.retries:
+                break
+            pause = _pause(attempt, retry_after)
+            if time.monotonic() + pause >= deadline:
+                break
+            time.sleep(pause)
+        if "timed out" in last or deadline - time.monotonic() <= 0:
+            raise _OutOfTime(f"webhook {self.name}: {last} (budget {self.budget:g} s)")
+        raise Refused(f"webhook {self.name}: {last}")
+
+    def _attempt(self, payload: bytes, headers: dict, left: float) -> Any:
+        import httpx
+
+        client = shared_client(self._ca_file)
+        try:
+            with client.stream("POST", self._url, content=payload, headers=headers,
+                               timeout=httpx.Timeout(left)) as response:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return _json_answer(response, time.monotonic() + left, self.name)
+                if status == 429 or status >= 500:
+                    raise _Retryable(f"status {status}", response.headers.get("retry-after"))
+                if 300 <= status < 400:
+                    raise Refused(f"webhook {self.name}: redirect {status} not followed")
+                raise _Status(status)
+        except httpx.TimeoutException:
+            raise _Retryable("timed out") from None
+        except httpx.ConnectError as error:
+            if "CERTIFICATE" in str(error).upper():  # retrying will not make it trusted
+                raise Refused(f"webhook {self.name}: TLS certificate not trusted (set "
+                              f"{CA_FILE_ENV} for a private CA)") from None
+            raise _Retryable("connection refused or unreachable") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+            raise _Retryable("connection dropped") from None
+        except httpx.HTTPError as error:  # a TLS failure, a bad address: not worth a retry
+            raise Refused(f"webhook {self.name}: {type(error).__name__}") from None
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: str | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Status(Refused):
+    """A 4xx answer: `failed` at once, `skill.data.error` = the status (SPEC 15)."""
+
+    def __init__(self, status: int):
+        super().__init__(f"status {status}")
+        self.status = status
+
+
+def _pause(attempt: int, retry_after: str | None) -> float:
+    """Seconds before the next attempt: the server's `Retry-After`, else back-off."""
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(retry_after).timestamp() - time.time())
+            except (TypeError, ValueError):
+                pass
+    step = min(BACKOFF_CAP, BACKOFF_FIRST * (2 ** attempt))
+    return step * (0.5 + random.random() / 2)
+
+
+def _json_answer(response: Any, deadline: float, name: str) -> Any:
+    """The answer's JSON, read in chunks: more than `ANSWER_LIMIT` bytes is refused as soon
+    as it is seen (the declared length, or the bytes so far), never held in memory."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > ANSWER_LIMIT:
+        raise Refused(f"webhook {name}: answer over {ANSWER_LIMIT >> 20} MiB")
+    chunks, size = [], 0
+    for chunk in response.iter_raw():
+        size += len(chunk)
+        if size > ANSWER_LIMIT:
+            raise Refused(f"webhook {name}: answer over {ANSWER_LIMIT >> 20} MiB")
+        if time.monotonic() > deadline:
+            raise _Retryable("timed out")
+        chunks.append(chunk)
+    try:
+        return msgspec.json.decode(b"".join(chunks))
+    except msgspec.DecodeError:
+        raise Refused(f"webhook {name}: answer is not JSON") from None
+
+
+def typed_result(answer: Any, fields: list[ir.SkillField]) -> SkillResult:
+    """`ok` with the declared result fields of a JSON object answer, else `failed`."""
+    if not isinstance(answer, dict):
+        return SkillResult("failed", {"error": "answer is not a JSON object"})
+    data = {}
+    for field in fields:
+        if field.name in answer:
+            value = answer[field.name]
+            if not _TYPE_CHECKS[field.value_type](value):
+                return SkillResult("failed", {"error": f"result field {field.name!r} is not "
+                                                       f"of type {field.value_type}"})
+            data[field.name] = value
+    return SkillResult("ok", data)

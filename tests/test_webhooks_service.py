@@ -1,0 +1,219 @@
+"""Webhooks through a real `mgi serve` (SPEC 15, 17.1, 17.6, 17.9).
+
+1. 64 sessions at once, each calling a receiver that takes 200 ms, finish in about the time
+   of one batch (the calls run in the bounded turn executor, not one after another on the
+   loop), and `/healthz` answers fast meanwhile. The figures are printed.
+2. A scenario posted to `/session/json` with a webhook is 422 `webhook_not_allowed`; on
+   `/session/validate` it is an E113 diagnostic. With `--allow-api-webhooks` (which needs
+   `MAGO_WEBHOOK_HOSTS`), a listed public-looking host is allowed, an unlisted one, a
+   loopback address and a `${NAME}` are refused.
+3. A start file whose webhook reads an unset variable is one line at start, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT
+from service_server import Client, ServiceServer
+from test_webhooks import compiled, scenario
+from webhook_receiver import Receiver
+
+SESSIONS = 64
+# /healthz probed from a process of its own (the test process's 64 client threads and the
+# receiver's would slow a probe thread here, not the server): GETs every 10 ms until stdin
+# says stop; prints the latencies as JSON.
+PROBE = """
+import http.client, json, sys, threading, time
+connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+done, seen = threading.Event(), []
+threading.Thread(target=lambda: (sys.stdin.readline(), done.set()), daemon=True).start()
+print("ready", flush=True)
+while not done.is_set() and len(seen) < 5000:
+    started = time.perf_counter()
+    connection.request("GET", "/healthz")
+    connection.getresponse().read()
+    seen.append(time.perf_counter() - started)
+    done.wait(0.01)
+print(json.dumps(seen))
+"""
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as running:
+        yield running
+
+
+def served_ir(tmp_path, url: str, **options):
+    path = tmp_path / "orders.ir"
+    path.write_bytes(compiled(scenario(url, **options))[0])
+    return path
+
+
+def one_turn(client: Client, number: int, answers: list) -> None:
+    status, answer, _ = client.call("POST", "/dm/v1/message", {
+        "session_id": f"c{number}", "text": "where is it", "nlu": {"dialogue_act": "inform"}})
+    answers.append((status, answer))
+
+
+def test_64_sessions_calling_a_slow_receiver_take_about_one_batch(receiver, tmp_path):
+    ir_file = served_ir(tmp_path, receiver.base + "/slow")
+    with ServiceServer([ir_file]) as server:
+        answers: list = []
+
+        clients = [Client(server.port) for _ in range(SESSIONS)]
+        for number, client in enumerate(clients, 1):  # the sessions first, one by one
+            status, created, _ = client.call("POST", "/dm/v1/session",
+                                             {"scenario": "orders", "session_id": f"c{number}"})
+            assert status == 201, created
+        warm = Client(server.port)  # a first session and call, then the timed batch
+        assert warm.call("POST", "/dm/v1/session", {"scenario": "orders",
+                                                    "session_id": "c0"})[0] == 201
+        one_turn(warm, 0, [])
+        warm.close()
+        threads = [threading.Thread(target=one_turn, args=(client, n, answers))
+                   for n, client in enumerate(clients, 1)]
+        prober = subprocess.Popen([sys.executable, "-c", PROBE, str(server.port)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert prober.stdout.readline().strip() == "ready"
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        took = time.perf_counter() - started
+        health = json.loads(prober.communicate("stop\n", timeout=30)[0])
+        for client in clients:
+            client.close()
+    assert len(answers) == SESSIONS
+    assert all(status == 200 and "shipped" in answer["turn"]["response"]
+               for status, answer in answers), answers[:3]
+    assert len(receiver.effects) == SESSIONS + 1
+    worst = max(health)
+    print(f"\n{SESSIONS} sessions x 200 ms receiver: {took:.2f} s in all "
+          f"(one after another would be {SESSIONS * 0.2:.1f} s); /healthz "
+          f"{len(health)} probes, median {sorted(health)[len(health) // 2] * 1000:.1f} ms, "
+          f"worst {worst * 1000:.1f} ms")
+    assert took < SESSIONS * 0.2 / 3, took  # far from serial (12.8 s); generous for 2 cores
+    assert health and worst < 1.0, worst  # generous: the target is 50 ms (printed above)
+    assert sorted(health)[len(health) // 2] < 0.1  # the loop is not held by the calls
+
+
+def posted(url: str, **options) -> dict:
+    data = scenario(url, **options)
+    data["metadata"]["name"] = "posted"
+    return {"scenario_json": data}
+
+
+def test_a_posted_webhook_is_refused_unless_allowed(tmp_path, receiver):
+    ir_file = served_ir(tmp_path, receiver.base + "/ok")
+    with ServiceServer([ir_file]) as server:
+        status, answer, _ = server.call("POST", "/dm/v1/session/json",
+                                        posted("https://orders.example.com/x"))
+        assert status == 422 and answer["error"]["code"] == "webhook_not_allowed", answer
+        status, answer, _ = server.call("POST", "/dm/v1/session/validate",
+                                        posted("https://orders.example.com/x"))
+        assert status == 200 and answer["errors"] == 1
+        [diagnostic] = answer["diagnostics"]
+        assert diagnostic["code"] == "E113" and diagnostic["path"] == "/skills/order_status"
+        assert diagnostic["line"] > 1
+    assert receiver.requests == []
+
+
+def test_allowed_api_webhooks_need_listed_public_hosts(tmp_path, receiver):
+    ir_file = served_ir(tmp_path, receiver.base + "/ok")
+    env = {"MAGO_WEBHOOK_HOSTS": "orders.example.com,127.0.0.1"}
+    with ServiceServer([ir_file], extra=["--allow-api-webhooks"], env=env) as server:
+        def create(url: str, **options):
+            return server.call("POST", "/dm/v1/session/json", posted(url, **options))
+
+        status, answer, _ = create("https://orders.example.com/x")
+        assert status == 201, answer  # listed and public-looking: allowed
+        for url, why in [("https://evil.example.net/x", "not in MAGO_WEBHOOK_HOSTS"),
+                         (receiver.base + "/ok", "internal address"),
+                         ("${ORDERS_URL}", "environment")]:
+            status, answer, _ = create(url)
+            assert status == 422 and answer["error"]["code"] == "webhook_not_allowed", answer
+            assert why in answer["error"]["message"]
+        # the start file's own webhook to the loopback receiver is the operator's: it runs
+        status, _, _ = server.call("POST", "/dm/v1/session", {"scenario": "orders",
+                                                               "session_id": "own"})
+        status, answer, _ = server.call("POST", "/dm/v1/message", {
+            "session_id": "own", "text": "hi", "nlu": {"dialogue_act": "inform"}})
+        assert status == 200 and "shipped" in answer["turn"]["response"], answer
+    assert len(receiver.requests) == 1
+
+
+def run_serve(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "interpreter.cli", "serve", *args],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, **(env or {})})
+
+
+def test_start_errors_are_one_line(tmp_path, monkeypatch):
+    monkeypatch.delenv("ORDERS_URL", raising=False)
+    monkeypatch.delenv("MAGO_WEBHOOK_HOSTS", raising=False)
+    ir_file = served_ir(tmp_path, "${ORDERS_URL}")
+    done = run_serve(str(ir_file), "--store", "memory:")
+    assert done.returncode == 2 and "ORDERS_URL" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    other = served_ir(tmp_path, "https://orders.example.com/x")
+    done = run_serve(str(other), "--store", "memory:", "--allow-api-webhooks")
+    assert done.returncode == 2 and "MAGO_WEBHOOK_HOSTS" in done.stderr
+    assert "Traceback" not in done.stderr and json.dumps  # one line, no traceback
+
+
+def every_turn_calls(url: str) -> dict:
+    """A scenario whose every turn passes a transient webhook node (one action a turn)."""
+    data = scenario(url)
+    data["graph"]["nodes"] = [
+        {"id": "ask", "description": "Ask.", "responses": {"default": "Order {skill.data.status}."},
+         "default_next": "hook"},
+        {"id": "hook", "description": "Look up.", "transient": True,
+         "params": {"skill": "order_status", "skill_args": {"order_id": "A-7"}},
+         "default_next": "ask"},
+        {"id": "done", "description": "Bye.", "terminal": True}]
+    data["graph"]["entry"] = "ask"
+    data["graph"]["global_transitions"] = [
+        {"target": "done", "condition": 'nlu.dialogue_act == "goodbye"'}]
+    return data
+
+
+def test_two_workers_racing_on_one_session_never_send_one_action_twice(receiver, tmp_path):
+    """SPEC 17.8: concurrent messages to one session on two workers; each turn's action id
+    reaches the receiver once (the attempt that loses the lease never sends)."""
+    ir_file = tmp_path / "every_turn.ir"
+    ir_file.write_bytes(compiled(every_turn_calls(receiver.base + "/slow"))[0])
+    store = f"sqlite:{tmp_path / 'sessions.db'}"
+    with ServiceServer([ir_file], store=store, extra=["--workers", "2"]) as server:
+        assert server.call("POST", "/dm/v1/session", {"scenario": "orders",
+                                                      "session_id": "race"})[0] == 201
+        answers: list = []
+
+        def send(number: int) -> None:
+            client = Client(server.port)
+            try:
+                answers.append(client.call("POST", "/dm/v1/message", {
+                    "session_id": "race", "text": f"message {number}",
+                    "nlu": {"dialogue_act": "inform"}})[:2])
+            finally:
+                client.close()
+
+        threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    assert [status for status, _ in answers] == [200] * 8, answers
+    keys = receiver.keys()
+    assert len(keys) == len(set(keys)) == 8, keys  # one call per turn, none twice
+    assert sorted(a["turn"]["turn"] for _, a in answers) == list(range(1, 9))
