@@ -1064,7 +1064,7 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         graph["safety"] = rules
 
     scenario: dict[str, Any] = {"metadata": {"name": draw(scenario_names)}}
-    for key, strategy in (("language", st.sampled_from(["ko", "en", "ja-JP"])), ("version", _short_text),
+    for key, strategy in (("language", st.sampled_from(["ko", "en", "ko-KR", "en-US"])), ("version", _short_text),
                           ("description", _short_text)):
         if _one_in(draw, 2):
             scenario["metadata"][key] = draw(strategy)
