@@ -7,14 +7,13 @@ lowered and type-checked, the global transitions likewise, and which slots and i
 used (for W405), and the `graph.safety` rules (SPEC 10: E110 for an unknown or repeated
 category, E103 for an unknown target; `safety.patterns` categories E110, their regexes E012
 like intent patterns), and each node's response variants (SPEC 9: E111 for an empty list,
-an empty variant or one repeated; the placeholders of every variant, E105). Every problem is
+an empty variant or one repeated), and the placeholders of every text (`texts`: E105, E112). Every problem is
 reported once: a node id rejected by the schema (not an identifier) is kept as written, so a reference to it is not reported again as unknown; with
 no nodes at all (reported by the schema) targets and the entry are not checked.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import msgspec
@@ -28,9 +27,9 @@ from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
+from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
-PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")
 MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 
 
@@ -83,6 +82,7 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     model = Model(scenario, nodes, [])
     env = condition_env(scenario, [n.node.id for n in nodes])
     ids = env.names("nodes")
+    check_questions(scenario, env.names("slots"), Names(env.profile), model.used_slots, diags)
     check_graph_header(scenario, ids, diags)
     fed = skill_fed_nodes(scenario)
     for checked in nodes:
@@ -230,7 +230,8 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
     if node.responses is not None:
         check_variants(node, path, diags)
     if node.responses is not None and node.params is not None:
-        check_placeholders(node, path, model, env, diags, skill_fed)
+        check_node_texts(node, path, slots, Names(env.profile), model.used_slots, diags,
+                         skill_fed)
     if node.transient:
         check_transient(node, path, diags)
     for j, raw in enumerate(node.next_nodes):
@@ -336,62 +337,6 @@ def check_variants(node: NodeDef, path: str, diags: Diagnostics) -> None:
                                   "remove it")
             else:
                 seen[said] = i
-
-
-def response_texts(node: NodeDef) -> list[tuple[tuple, str]]:
-    """(path below the node, text) of every response variant, a plain string as one."""
-    texts = []
-    for kind in RESPONSE_KINDS:
-        value = getattr(node.responses, kind)
-        if isinstance(value, str):
-            texts.append((("responses", kind), value))
-        elif isinstance(value, list):
-            texts += [(("responses", kind, i), text) for i, text in enumerate(value)]
-    return texts
-
-
-def check_placeholders(node: NodeDef, path: str, model: Model, env: ConditionEnv,
-                       diags: Diagnostics, skill_fed: bool = False) -> None:
-    """Every placeholder of the node's responses, fallback and skill argument texts names a
-    declared slot or profile field; `{skill.data.KEY}` only where a skill result is readable
-    (a skill node, or where a transient skill node leads: `skill_fed`) and not in the
-    arguments of the skill that makes it."""
-    texts = response_texts(node)
-    texts.append((("params", "fallback"), node.params.fallback))
-    texts += argument_texts(node.params.skill_args)
-    slots, profile = env.names("slots"), Names(env.profile)
-    for where, text in texts:
-        if not isinstance(text, str) or "{" not in text:
-            continue
-        text_path = join(path, *where)
-        for match in PLACEHOLDER.finditer(text):
-            namespace, name = match.groups()
-            if namespace == "slots" and name not in slots:
-                report_undeclared_slot(name, text_path, slots, diags, string_offset=match.start())
-            elif namespace == "slots":
-                model.used_slots.add(name)
-            elif namespace == "profile" and name not in profile:
-                diags.report("E105", f"undeclared profile field '{name}'", text_path,
-                             string_offset=match.start(),
-                             hint=did_you_mean(name, profile) or 'declare it under "profile"')
-            elif namespace == "skill.data" and (where[1] == "skill_args" or not (
-                    node.params.skill is not None or skill_fed)):
-                diags.report("E105", f"placeholder '{match.group(0)}' on a node without a skill",
-                             text_path, hint="only a node with params.skill (or one a transient "
-                             "skill node leads to) has skill.data", string_offset=match.start())
-
-
-def argument_texts(args: dict) -> list[tuple[tuple[str, ...], str]]:
-    """((params, skill_args, key...), text) for every text in the skill arguments."""
-    found, stack = [], [(("params", "skill_args"), args)]
-    while stack:
-        where, item = stack.pop()
-        if isinstance(item, str):
-            found.append((where, item))
-        elif isinstance(item, (dict, list)) and len(where) <= MAX_ARGS_DEPTH:
-            pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            stack.extend(((*where, str(key)), child) for key, child in pairs)
-    return found
 
 
 def check_cleared(node: NodeDef, path: str, model: Model, slots: Names,

@@ -232,6 +232,11 @@ small_json = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6)
     | st.floats(allow_nan=False, allow_infinity=False, width=32) | any_text,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(any_text, c, max_size=3), max_leaves=6)
+# Skill argument values: texts there are filled like responses, so a brace is E112.
+_argument_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32) | plain_text,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(any_text, c, max_size=3), max_leaves=6)
 _enum_values = st.lists(any_text, min_size=1, max_size=4, unique=True)
 _phrases = st.lists(any_text, max_size=3)
 
@@ -325,7 +330,7 @@ def _slot_definition(draw, kind: str | None = None) -> dict:
     if _one_in(draw, 2):
         slot["description"] = draw(_short_text)
     if _one_in(draw, 2):
-        slot["question"] = draw(_short_text)
+        slot["question"] = draw(_short_text).replace("{", "(").replace("}", ")")  # no E112
     if _one_in(draw, 2):
         slot["on_conflict"] = _choose(draw, ("overwrite", "keep", "confirm"))
     return slot
@@ -794,7 +799,7 @@ def _response_text(draw, slot_list: list[str], skill: bool) -> str:
     if slot_list and _one_in(draw, 2):
         text += "{slots." + _choose(draw, slot_list) + "}"
     if skill and _one_in(draw, 2):
-        text = "{skill.data." + _choose(draw, ("temp", "", "도시", "a.b")) + "} " + text
+        text = "{skill.data." + _choose(draw, ("temp", "x_", "도시", "a.b")) + "} " + text
     return text
 
 
@@ -811,6 +816,18 @@ def _responses(draw, slot_list: list[str], skill: bool) -> dict:
         distinct = {t.strip(): t for t in reversed(texts) if t.strip()}  # E111 compares stripped
         out[kind] = list(reversed(distinct.values())) or ["variant"]
     return out
+
+
+def _said_as_meant(node: dict) -> None:
+    """A generated node as a designer means it (no W407, W408): one whose only routes are
+    stays is marked terminal, and a not_understood response that could never be said (at a
+    transient node, or where the fallback policy never re-prompts) is left out."""
+    rows = node.get("next_nodes", [])
+    if rows and all("target" not in row for row in rows) and "default_next" not in node:
+        node["terminal"] = True
+    never = node.get("transient") or node.get("params", {}).get("max_fallback_retries") == 0
+    if never and "not_understood" in node.get("responses", {}):
+        del node["responses"]["not_understood"]
 
 
 def response_variants(response: Any) -> list[str]:
@@ -833,7 +850,7 @@ def _params(draw, slot_list: list[str]) -> dict:
     if _one_in(draw, 4):
         params["skill"] = _choose(draw, ("weather", "clock", "lookup", "없는_스킬", ""))
         if _one_in(draw, 2):
-            params["skill_args"] = draw(small_json.map(lambda v: {"arg": v})) if _one_in(draw, 2) else {}
+            params["skill_args"] = draw(_argument_json.map(lambda v: {"arg": v})) if _one_in(draw, 2) else {}
         if _one_in(draw, 2):
             text = draw(plain_text)
             if slot_list and _one_in(draw, 2):
@@ -1038,6 +1055,7 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
             node["terminal"] = False
         if ids[k] in ctx.transient:
             node["transient"] = True
+        _said_as_meant(node)
         nodes.append(node)
 
     graph: dict[str, Any] = {"entry": ids[0], "nodes": _shuffle(draw, nodes)}
@@ -2308,14 +2326,76 @@ def _fam_W406(draw, doc):
     return doc, ("graph", "nodes", positions[start], "default_next")
 
 
+_BAD_PLACEHOLDERS = ["{slot.%s}", "{slots.%s.value}", "{%s}", "{skill.status}", "{}", "{ %s",
+                     "%s }", "{Slots.%s}", "{profil.%s}"]
+
+
+def _fam_E112(draw, doc):
+    """A text in braces that is no placeholder (an unknown root, a field of a slot, a bare
+    name, an empty one, a lone brace), added to a node's default response (to its first
+    variant) or to a slot's question; what the text said before is kept, so no slot falls
+    out of use."""
+    slots = doc.get("slots", {})
+    name = draw(st.sampled_from(sorted(slots))) if slots else draw(slot_names)
+    bad = " " + (draw(st.sampled_from(_BAD_PLACEHOLDERS)).replace("%s", name)) + "."
+    if not bad.count("slots.") or name in slots:  # `{slots.x.value}` needs a declared slot
+        pass
+    else:
+        bad = " {slot.%s}." % name
+    if slots and draw(st.booleans()):
+        slot = slots[name]
+        slot["question"] = (slot.get("question") or "Tell me.") + bad
+        return doc, ("slots", name, "question")
+    nodes = _nodes(doc)
+    i = draw(st.integers(0, len(nodes) - 1))
+    responses = nodes[i].setdefault("responses", {})
+    default = responses.get("default")
+    if isinstance(default, list) and default:
+        default[0] = default[0] + bad
+        return doc, ("graph", "nodes", i, "responses", "default", 0)
+    responses["default"] = (default or "Noted.") + bad
+    return doc, ("graph", "nodes", i, "responses", "default")
+
+
+def _fam_W407(draw, doc):
+    """A new node whose only route is a (conditional) stay, entered from an existing node:
+    it is inferred as an end node (the conditional stay lets it complete: no trap)."""
+    ids = [n["id"] for n in _nodes(doc)]
+    a = _new_name(draw, ids, node_ids)
+    _enter_from(draw, doc, a)
+    stay = {"action": "stay", "condition": draw(st.sampled_from(
+        ['nlu.dialogue_act == "question"', "system.node_turns < 3"]))}
+    node = {"id": a, "description": "hub", "next_nodes": [stay]}
+    return doc, ("graph", "nodes", draw(_insert_node(doc, node)))
+
+
+def _fam_W408(draw, doc):
+    """A new node, entered from an existing one, whose not_understood response is never said:
+    it is transient, or it never re-prompts (`max_fallback_retries: 0`) and always moves on
+    to an end node."""
+    ids = [n["id"] for n in _nodes(doc)]
+    end = draw(st.sampled_from(sorted(facts_of(doc).end_nodes)))
+    a = _new_name(draw, ids, node_ids)
+    _enter_from(draw, doc, a)
+    node = {"id": a, "description": "passing", "default_next": end,
+            "responses": {"not_understood": draw(st.sampled_from(["Sorry?", ["Sorry?", "Pardon?"]]))}}
+    confirms = any(slot.get("on_conflict") == "confirm" for slot in doc.get("slots", {}).values())
+    if confirms or draw(st.booleans()):  # a confirmation may hold a waiting node (lints.py)
+        node["transient"] = True
+    else:
+        node["params"] = {"max_fallback_retries": 0}
+    return doc, ("graph", "nodes", draw(_insert_node(doc, node)), "responses", "not_understood")
+
+
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
     "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109,
-    "E110": _fam_E110, "E111": _fam_E111,
+    "E110": _fam_E110, "E111": _fam_E111, "E112": _fam_E112,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
-    "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,
+    "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406, "W407": _fam_W407,
+    "W408": _fam_W408,
 }
 MUTATION_CODES: tuple[str, ...] = tuple(sorted(_FAMILIES))
 

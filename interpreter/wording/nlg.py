@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 import msgspec
 
 from ..executors import missing_slots
-from ..placeholders import fill_placeholders, format_value, unfilled_placeholders  # noqa: F401
+from ..placeholders import (fill_placeholders, format_value, has_markup,  # noqa: F401
+                            unfilled_placeholders)
 from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
 from .variants import Candidates, Choice, choose
 
@@ -199,7 +200,7 @@ class TemplateNLG:
             return
         invalid = decision.slot_update.invalid if decision.slot_update is not None else ()
         if invalid:
-            question = _ask(runtime, invalid[0], words)
+            question = _ask(runtime, invalid[0], words, state)
             yield Candidates(None, tuple(f"{said} {question}"
                                          for said in _common(runtime, "invalid").texts))
             return
@@ -207,7 +208,7 @@ class TemplateNLG:
             yield self._variants(table, "turn_limit", state, words)
         if decision.reason == "gate:required_slots" and decision.missing_slots:
             # the question, or it asked again; not the default, which may ask what is known
-            question = _ask(runtime, decision.missing_slots[0], words)
+            question = _ask(runtime, decision.missing_slots[0], words, state)
             yield Candidates(None, (question, words["ask_again"].replace("{question}", question)))
         elif decision.fallback is not None:
             yield from self._reprompt(runtime, table, decision.fallback, state, words)
@@ -249,7 +250,7 @@ class TemplateNLG:
                words: dict[str, str]) -> Candidates:
         """The question of the node's first missing slot (required first), if any."""
         for index in missing_slots(table, state.slots) or _unfilled(table, state):
-            return Candidates(None, (_ask(runtime, index, words),))
+            return Candidates(None, (_ask(runtime, index, words, state),))
         return Candidates(None, ())
 
     def _variants(self, table: NodeTable, kind: str, state: DialogueState,
@@ -259,7 +260,7 @@ class TemplateNLG:
         texts = table.responses.get(kind, ())
         said = texts
         for text in texts:
-            if "{" in text:  # filled only where there is something to fill (the hot path)
+            if has_markup(text):  # filled only where there is something to fill (the hot path)
                 data = state.skill_data if table.id == state.current_node else {}
                 said = [fill_placeholders(text, state.slots, data, words, state.profile)
                         for text in texts]
@@ -279,11 +280,16 @@ def _unfilled(table: NodeTable, state: DialogueState) -> tuple[int, ...]:
                  if slots.get(name) is None)
 
 
-def _ask(runtime: Runtime, index: int, words: dict[str, str]) -> str:
-    """The slot's question, else a common question naming it."""
+def _ask(runtime: Runtime, index: int, words: dict[str, str], state: DialogueState) -> str:
+    """The slot's question, its placeholders filled like a response's (SPEC 14.8), else a
+    common question naming it (also when every sentence of the question needs a value that
+    is not there)."""
     slot = runtime.program.slots[index]
-    if slot.question:
-        return slot.question
+    question = slot.question
+    if question and has_markup(question):
+        question = fill_placeholders(question, state.slots, {}, words, state.profile)
+    if question:
+        return question
     return words["ask_slot"].replace("{slot}", slot.description or slot.name)
 
 
