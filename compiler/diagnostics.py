@@ -39,6 +39,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
     "E111": (ERROR, "invalid response variants (empty list, empty or repeated variant)"),
     "E112": (ERROR, "placeholder with an unknown root or field, or a lone brace"),
+    "E114": (ERROR, "invalid set, route group, routes, labels, normalize or bounds"),
     "E201": (ERROR, "unknown condition field"),
     "E202": (ERROR, "unknown operator"),
     "E203": (ERROR, "operator not applicable to the field's type"),

@@ -85,9 +85,14 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
 
     nodes = []
     for checked in model.nodes:
-        rows = [ir.Transition(*transition_row(t)) for t in checked.transitions]
-        nodes.append(build_node(checked.node, rows, analysis, names, scenario))
-    globals_ = [ir.GlobalTransition(t.name, *transition_row(t)) for t in model.global_transitions]
+        rows = [ir.Transition(*transition_row(t), slot_sets(t.sets, names))
+                for t in checked.transitions]
+        node = build_node(checked.node, rows, analysis, names, scenario)
+        if checked.on_enter:
+            node = msgspec.structs.replace(node, on_enter=slot_sets(checked.on_enter, names))
+        nodes.append(node)
+    globals_ = [ir.GlobalTransition(t.name, *transition_row(t), slot_sets(t.sets, names))
+                for t in model.global_transitions]
     safety = []
     for rule in model.safety:  # SPEC 10: its source entry says `safety:CATEGORY`
         target, _, source = transition_row(rule)
@@ -105,6 +110,13 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
                  for name, i in scenario.intents.items()],
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
     )
+
+
+def slot_sets(sets: list, names: _Interner) -> list[ir.SlotSet]:
+    """Checked `set` assignments with slot names interned (a copy names its source slot)."""
+    return [ir.SlotSet(names.slots[slot], kind,
+                       names.slots[value] if kind == ir.SET_COPY else value)
+            for slot, kind, value in sets]
 
 
 def closing_acts(scenario: Scenario) -> list[int]:

@@ -27,6 +27,7 @@ from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
+from .sets import check_sets
 from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
@@ -45,6 +46,7 @@ class CheckedTransition:
     name: str | None = None  # global transitions only
     display: str = ""  # the condition in expression syntax ("" when unconditional)
     key: bytes | None = None  # the condition as written, canonically encoded: equal keys, equal conditions
+    sets: list = field(default_factory=list)  # (slot, kind, value): `set` (SPEC 14.5, `sets`)
 
 
 @dataclass
@@ -53,6 +55,7 @@ class CheckedNode:
     pointer: str
     node: NodeDef
     transitions: list[CheckedTransition] = field(default_factory=list)
+    on_enter: list = field(default_factory=list)  # (slot, kind, value) of `on_enter.set`
 
 
 @dataclass
@@ -92,6 +95,8 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
         label = f"global:{raw.name}" if raw.name else f"global[{i}]"
         target = resolve_target(raw.target, join(path, "target"), ids, diags)
         transition = CheckedTransition(path, label, target, None, name=raw.name)
+        transition.sets = check_sets(raw.set, join(path, "set"), scenario.slots,
+                                     model.used_slots, diags)
         attach_condition(transition, raw.condition, join(path, "condition"), model, env, diags)
         if target is not None:
             model.global_transitions.append(transition)
@@ -212,6 +217,8 @@ def node_targets(node: NodeDef) -> list[str]:
     targets = [t.target for t in node.next_nodes if t is not None and isinstance(t.target, str)]
     if isinstance(node.default_next, str):
         targets.append(node.default_next)
+    elif node.default_next is not None and isinstance(node.default_next.target, str):
+        targets.append(node.default_next.target)
     return targets
 
 
@@ -240,12 +247,28 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
             continue
         attach_condition(transition, raw.condition, join(transition.pointer, "condition"),
                          model, env, diags)
+        transition.sets = check_sets(raw.set, join(transition.pointer, "set"),
+                                     model.scenario.slots, model.used_slots, diags)
         checked.transitions.append(transition)
+    if node.on_enter is not None:
+        checked.on_enter = check_sets(node.on_enter.set, join(path, "on_enter", "set"),
+                                      model.scenario.slots, model.used_slots, diags)
     if node.default_next is not None:
-        target = resolve_target(node.default_next, join(path, "default_next"), ids, diags)
-        if target is not None:
-            checked.transitions.append(
-                CheckedTransition(join(path, "default_next"), "default_next", target, None))
+        check_default_next(checked, model, ids, diags)
+
+
+def check_default_next(checked: CheckedNode, model: Model, ids: Names,
+                       diags: Diagnostics) -> None:
+    """`default_next`: a node id, or an object with its target and a `set` (SPEC 17.20)."""
+    written, path = checked.node.default_next, join(checked.pointer, "default_next")
+    raw_target = written if isinstance(written, str) else written.target
+    target_path = path if isinstance(written, str) else join(path, "target")
+    target = resolve_target(raw_target, target_path, ids, diags)
+    sets = [] if isinstance(written, str) else check_sets(
+        written.set, join(path, "set"), model.scenario.slots, model.used_slots, diags)
+    if target is not None:
+        checked.transitions.append(CheckedTransition(path, "default_next", target, None,
+                                                     sets=sets))
 
 
 def check_next_node(raw, path: str, label: str, ids: Names, diags: Diagnostics):

@@ -132,16 +132,36 @@ class Params(_Schema, kw_only=True):
     expects: Literal["intent", "slot", "any"] | None = None  # SPEC 13.3
 
 
+# SPEC 14.5, 17.20: slot -> a literal of its type, null (clear), {"copy": SLOT} or
+# {"add": N}; the forms are checked by the resolver (`sets`: E114, E204).
+SlotSets = dict[str, Any]
+
+
 class TransitionDef(_Schema, kw_only=True):
     target: str | None = None
     action: str | None = None
     condition: Any = ABSENT
+    set: SlotSets = {}
 
 
 class GlobalTransitionDef(_Schema, kw_only=True):
     name: str | None = None
     target: str
     condition: Any
+    set: SlotSets = {}
+
+
+class DefaultNextDef(_Schema, kw_only=True):
+    """`default_next` as an object (SPEC 17.20): its target and what it sets."""
+
+    target: str
+    set: SlotSets = {}
+
+
+class OnEnterDef(_Schema, kw_only=True):
+    """`on_enter` (SPEC 14.5): what a node sets when a turn enters it, before its skill."""
+
+    set: SlotSets = {}
 
 
 class NodeDef(_Schema, kw_only=True):
@@ -152,9 +172,10 @@ class NodeDef(_Schema, kw_only=True):
     params: Params = msgspec.field(default_factory=Params)
     collect_slots: list[str] = []
     next_nodes: list[TransitionDef] = []
-    default_next: str | None = None
+    default_next: str | DefaultNextDef | None = None
     terminal: bool = False
     transient: bool = False  # SPEC 8.3: never waits for the user
+    on_enter: OnEnterDef | None = None
 
 
 # A safety category (SPEC 10). Written as text, so that a misspelling is E110 with a

@@ -74,7 +74,9 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
-# params.expects, safety patterns' negatable, the field nlu.confidence
+# params.expects, safety patterns' negatable, the field nlu.confidence; and the designer's
+# language (SPEC 14): `set` on transitions and `on_enter`, conditional lines, slot labels and
+# normalize, all trailing defaults of their records
 OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -124,12 +126,27 @@ class Intent(_Record):
     threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
 
 
+# SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
+SET_LITERAL, SET_COPY, SET_ADD = 0, 1, 2
+SET_KINDS = ("literal", "copy", "add")
+
+
+class SlotSet(_Record):
+    """One assignment of a `set`: `value` is the literal (None clears), the index of the slot
+    copied, or the number added (an unfilled slot counts as 0)."""
+
+    slot: int  # slot index
+    kind: int  # SET_LITERAL, SET_COPY or SET_ADD
+    value: Any = None
+
+
 class Transition(_Record):
     """One row of a node's ordered table: `next_nodes` entries, then `default_next`."""
 
     target: int  # node index, or STAY
     condition: Any  # opcode list, or None for always
     source: int  # index into Program.source_map
+    sets: list[SlotSet] = []  # applied when the row fires, before the move (SPEC 17.20)
 
 
 class GlobalTransition(_Record):
@@ -137,6 +154,7 @@ class GlobalTransition(_Record):
     target: int
     condition: Any
     source: int
+    sets: list[SlotSet] = []
 
 
 class SafetyRule(_Record):
@@ -187,6 +205,7 @@ class Node(_Record):
     skip_if_filled: bool = True  # a task node whose collect slots are all known is passed
     clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
+    on_enter: list[SlotSet] = []  # applied on entering, after clear_slots (SPEC 17.20)
 
 
 class _Header(_Record):
@@ -348,6 +367,9 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
         intent_patterns(intent)
     for i, g in enumerate(body.global_transitions):
         problem = _transition_problem(g, len(body.nodes), len(body.source_labels), fields, False)
+        if problem is None and any(
+                a.kind not in _SET_KINDS or not 0 <= a.slot < len(body.slots) for a in g.sets):
+            problem = "has a set of an unknown kind or slot"
         if problem is not None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
@@ -426,9 +448,13 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
         problem = _transition_problem(t, len(nodes), nodes.source_count, nodes.fields, True)
         if problem is not None:
             raise _error(f"transition in node {_name(node.id)}", problem)
-    for s in (*node.collect_slots, *node.required_slots, *node.clear_slots):
-        if not 0 <= s < nodes.slot_count:
-            raise _error(f"node {_name(node.id)}", f"names slot index {s}")
+    sets = [a for t in node.transitions for a in t.sets] + list(node.on_enter)
+    for s in (*node.collect_slots, *node.required_slots, *node.clear_slots,
+              *(a.slot for a in sets), *(a.value for a in sets if a.kind == SET_COPY)):
+        if not isinstance(s, int) or not 0 <= s < nodes.slot_count:
+            raise _error(f"node {_name(node.id)}", f"names slot index {_shown(s)}")
+    if any(a.kind not in _SET_KINDS for a in sets):
+        raise _error(f"node {_name(node.id)}", "has a set of an unknown kind")
     for kind, variants in node.responses.items():
         if kind not in RESPONSE_KINDS or not variants:
             problem = "has no variants" if kind in RESPONSE_KINDS else \
@@ -437,6 +463,7 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
 
 
 _EXECUTORS = frozenset(range(len(EXECUTOR_NAMES)))
+_SET_KINDS = frozenset(range(len(SET_KINDS)))
 _END_FLAGS = frozenset(range(len(END_NAMES)))
 
 

@@ -90,7 +90,7 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns", "max_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins")
+                 "collect_mins", "sets", "on_enter")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
@@ -122,6 +122,10 @@ class NodeTable:
         self.clear = tuple(slot_names[i] for i in node.clear_slots)
         self.required_mins = tuple(min_items[i] for i in node.required_slots)
         self.collect_mins = tuple(min_items[i] for i in node.collect_slots)
+        # SPEC 14.5: reason -> the `set` of that route (only the routes that set something)
+        self.sets = {route.reason: t.sets for route, t in zip(routes, node.transitions)
+                     if t.sets}
+        self.on_enter = tuple(node.on_enter)
 
 
 class _UnbuiltTable(NodeTable):
@@ -250,6 +254,8 @@ class Runtime:
             map(_UnbuiltTable, range(len(node_ids)), node_ids, repeat(builder)))
         self.globals = tuple(self._global(i, g, builder.labels)
                              for i, g in enumerate(program.global_transitions))
+        self.global_sets = {route.reason: g.sets for route, g in
+                            zip(self.globals, program.global_transitions) if g.sets}
         self.source_fields = SourceFields(builder, len(builder.labels))
         # SPEC 8.5: the global transitions that read `system.idle_seconds` (a pause decides
         # them, not the words: routing tries them before the fallback policy)

@@ -50,6 +50,7 @@ class SlotTables(Protocol):
     loader that builds the rules with it."""
 
     slot_index: dict[str, int]
+    slot_names: Sequence[str]
     slot_rules: Sequence[SlotRule]
 
 AFFIRM, DENY = ir.ACTS.index("affirm"), ir.ACTS.index("deny")
@@ -287,3 +288,32 @@ def apply_slots(runtime: SlotTables, slots: dict[str, Any], pending: PendingConf
 
 
 _RESOLVED = {AFFIRM: "confirmed", DENY: "declined"}  # any other understood act: "expired"
+
+
+def apply_sets(runtime: SlotTables, slots: dict[str, Any],
+               sets: Sequence[ir.SlotSet]) -> tuple[dict[str, Any], tuple]:
+    """The slots after the `set` assignments of a route or an `on_enter` (SPEC 14.5, 17.20),
+    in written order, each reading the slots as the earlier ones left them; and
+    ((slot, value, problem), ...) for the trace, problem "" when stored. A literal null (or a
+    copy of an unfilled slot) clears; `add` counts an unfilled slot as 0; a result the slot
+    refuses (out of its bounds) is dropped with the reason. The input dict is not changed."""
+    new = dict(slots)
+    done = []
+    for assignment in sets:
+        index = assignment.slot
+        name = runtime.slot_names[index]
+        if assignment.kind == ir.SET_COPY:
+            value = new.get(runtime.slot_names[assignment.value])
+        elif assignment.kind == ir.SET_ADD:
+            value = (new.get(name) or 0) + assignment.value
+        else:
+            value = assignment.value
+        if value is None:
+            new.pop(name, None)
+            done.append((name, None, ""))
+            continue
+        ok, normal, reason = check_value(runtime.slot_rules[index], value)
+        if ok:
+            new[name] = normal
+        done.append((name, normal if ok else value, "" if ok else reason))
+    return new, tuple(done)

@@ -2387,11 +2387,44 @@ def _fam_W408(draw, doc):
     return doc, ("graph", "nodes", draw(_insert_node(doc, node)), "responses", "not_understood")
 
 
+def _fam_E114(draw, doc):
+    """An invalid `set` on a transition (a next_nodes row, or a new `on_enter`): an undeclared
+    slot (a near miss of a declared one, or a new name), an object form other than copy/add,
+    or `add` on a slot that is not a number."""
+    nodes = _nodes(doc)
+    slots = doc.get("slots", {})
+    rows = _entries(doc)
+    if rows and draw(st.booleans()):
+        i, j, row = draw(st.sampled_from(rows))
+        where: tuple = ("graph", "nodes", i, "next_nodes", j, "set")
+        sets = row.setdefault("set", {})
+    else:
+        i = draw(st.integers(0, len(nodes) - 1))
+        where = ("graph", "nodes", i, "on_enter", "set")
+        sets = nodes[i].setdefault("on_enter", {}).setdefault("set", {})
+    not_numbers = sorted(n for n, d in slots.items()
+                         if d.get("value_type") not in ("integer", "number"))
+    case = draw(st.sampled_from(["undeclared", "form"] + (["add"] if not_numbers else [])))
+    if case == "add":
+        name = draw(st.sampled_from(not_numbers))
+        sets[name] = {"add": 1}
+        return doc, where + (name, "add")
+    if case == "form" and slots:
+        name = draw(st.sampled_from(sorted(slots)))
+        sets[name] = draw(st.sampled_from([{}, {"increment": 1}, {"copy": name, "add": 1}]))
+        return doc, where + (name,)
+    name = draw(_misspelling(draw(st.sampled_from(sorted(slots))), slots)) if slots else \
+        _new_name(draw, slots)
+    sets[name] = None
+    return doc, where + (name,)
+
+
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
     "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109,
     "E110": _fam_E110, "E111": _fam_E111, "E112": _fam_E112,
+    "E114": _fam_E114,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
     "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406, "W407": _fam_W407,
