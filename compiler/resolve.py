@@ -27,6 +27,7 @@ from .conditions import lower_condition, print_condition
 from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
+from .groups import check_groups, group_routes
 from .sets import check_sets
 from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
@@ -88,8 +89,9 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     check_questions(scenario, env.names("slots"), Names(env.profile), model.used_slots, diags)
     check_graph_header(scenario, ids, diags)
     fed = skill_fed_nodes(scenario)
+    groups = check_groups(scenario, model, env, ids, diags)
     for checked in nodes:
-        check_node(checked, model, env, ids, diags, checked.node.id in fed)
+        check_node(checked, model, env, ids, diags, checked.node.id in fed, groups)
     for i, raw in enumerate(scenario.graph.global_transitions):
         path = join("/graph/global_transitions", i)
         label = f"global:{raw.name}" if raw.name else f"global[{i}]"
@@ -223,7 +225,7 @@ def node_targets(node: NodeDef) -> list[str]:
 
 
 def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names,
-               diags: Diagnostics, skill_fed: bool = False) -> None:
+               diags: Diagnostics, skill_fed: bool = False, groups: dict | None = None) -> None:
     node, path = checked.node, checked.pointer
     slots = env.names("slots")
     for j, name in enumerate(node.collect_slots):
@@ -250,6 +252,8 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
         transition.sets = check_sets(raw.set, join(transition.pointer, "set"),
                                      model.scenario.slots, model.used_slots, diags)
         checked.transitions.append(transition)
+    if node.routes:
+        checked.transitions += group_routes(node, path, groups or {}, diags)
     if node.on_enter is not None:
         checked.on_enter = check_sets(node.on_enter.set, join(path, "on_enter", "set"),
                                       model.scenario.slots, model.used_slots, diags)

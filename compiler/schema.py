@@ -176,6 +176,7 @@ class NodeDef(_Schema, kw_only=True):
     terminal: bool = False
     transient: bool = False  # SPEC 8.3: never waits for the user
     on_enter: OnEnterDef | None = None
+    routes: list[str] = []  # SPEC 14.6: route groups appended after next_nodes
 
 
 # A safety category (SPEC 10). Written as text, so that a misspelling is E110 with a
@@ -211,6 +212,7 @@ class Graph(_Schema, kw_only=True):
     global_transitions: list[GlobalTransitionDef] = []
     safety: list[SafetyRuleDef] = []
     nodes: Annotated[list[NodeDef], Meta(min_length=1)]
+    route_groups: dict[str, list[TransitionDef]] = {}  # SPEC 14.6
 
 
 class Scenario(_Schema, kw_only=True):

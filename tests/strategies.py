@@ -2404,7 +2404,15 @@ def _fam_E114(draw, doc):
         sets = nodes[i].setdefault("on_enter", {}).setdefault("set", {})
     not_numbers = sorted(n for n, d in slots.items()
                          if d.get("value_type") not in ("integer", "number"))
-    case = draw(st.sampled_from(["undeclared", "form"] + (["add"] if not_numbers else [])))
+    case = draw(st.sampled_from(["undeclared", "form", "group"] + (["add"] if not_numbers else [])))
+    if case == "group":  # `routes` naming a group that is not declared (a near miss)
+        del sets
+        nodes[i].pop("on_enter", None) if where[-2] == "on_enter" else None
+        groups = doc["graph"].setdefault("route_groups", {})
+        groups.setdefault("shared", [])
+        wrong = draw(_misspelling("shared", groups))
+        nodes[i]["routes"] = [wrong]
+        return doc, ("graph", "nodes", i, "routes", 0)
     if case == "add":
         name = draw(st.sampled_from(not_numbers))
         sets[name] = {"add": 1}
