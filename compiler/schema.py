@@ -85,6 +85,9 @@ class SlotDef(_Schema, kw_only=True):
     items: ItemType | None = None  # the item type of a list slot
     min_items: Int | None = None
     max_items: Int | None = None
+    # SPEC 14.2: text steps applied to a heard value before its pattern (string slots)
+    normalize: list[Literal["trim", "lower", "upper", "collapse_spaces", "remove_spaces"]] = []
+    labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
 
 
 class ProfileFieldDef(_Schema, kw_only=True):

@@ -116,6 +116,8 @@ class Slot(_Record):
     items: str | None = None  # a list slot's item type (one of ITEM_TYPES)
     min_items: int | None = None
     max_items: int | None = None
+    normalize: list[str] = []  # SPEC 14.2: NORMALIZERS applied to a heard text, in order
+    labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
 
 
 class Intent(_Record):
@@ -129,6 +131,8 @@ class Intent(_Record):
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
 SET_LITERAL, SET_COPY, SET_ADD = 0, 1, 2
 SET_KINDS = ("literal", "copy", "add")
+# SPEC 14.2: the text normalisations a string slot may declare, applied in written order.
+NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
 
 
 class SlotSet(_Record):
@@ -414,6 +418,8 @@ def _check_directory(body: Body) -> None:
 
 
 def _check_slot(slot: Slot) -> None:
+    if any(step not in NORMALIZERS for step in slot.normalize):
+        raise _error(f"slot {_name(slot.name)}", "has an unknown normalize step")
     if slot.value_type not in VALUE_TYPES:
         raise _error(f"slot {_name(slot.name)}", f"has value type {_shown(slot.value_type)}, "
                      f"not one of {', '.join(VALUE_TYPES)}")

@@ -90,13 +90,13 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns", "max_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins", "sets", "on_enter")
+                 "collect_mins", "sets", "on_enter", "slot_labels")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
     def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
-             min_items: Sequence[int]) -> None:
+             min_items: Sequence[int], slot_labels: dict | None = None) -> None:
         """Set every slot from the decoded node and its routes (`min_items`: by slot index,
         how many items make a list slot known, 0 for the other slots)."""
         self.node = node
@@ -126,6 +126,7 @@ class NodeTable:
         self.sets = {route.reason: t.sets for route, t in zip(routes, node.transitions)
                      if t.sets}
         self.on_enter = tuple(node.on_enter)
+        self.slot_labels = slot_labels or None  # SPEC 14.3: slot -> member -> label
 
 
 class _UnbuiltTable(NodeTable):
@@ -161,7 +162,8 @@ class _TableBuilder:
     what routes need, never the runtime or its tables (no reference cycle), and keeps the
     condition of every transition it has seen, by source index (`SourceFields`)."""
 
-    __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions")
+    __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions",
+                 "slot_labels")
 
     def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
         self.nodes = program.nodes
@@ -169,6 +171,7 @@ class _TableBuilder:
         self.field_count = field_count
         self.slot_names = slot_names
         self.min_items = tuple(slot.min_items or 0 for slot in program.slots)
+        self.slot_labels = {slot.name: slot.labels for slot in program.slots if slot.labels}
         self.conditions: dict[int, Any] = {g.source: g.condition
                                            for g in program.global_transitions}
 
@@ -180,7 +183,7 @@ class _TableBuilder:
             raise
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
-        table.fill(node, routes, self.slot_names, self.min_items)
+        table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 

@@ -28,8 +28,11 @@ PLAIN_WORDS = {"true": "true", "false": "false"}  # booleans in skill arguments
 
 def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, Any],
                       words: dict[str, str] | None = None,
-                      profile: dict[str, Any] | None = None) -> str:
-    """Substitute placeholders; drop each sentence with a placeholder that has no value."""
+                      profile: dict[str, Any] | None = None,
+                      labels: dict[str, dict[str, str]] | None = None) -> str:
+    """Substitute placeholders; drop each sentence with a placeholder that has no value.
+    `labels`: slot -> member -> display text (SPEC 14.3: `{slots.X}` says the label; skill
+    arguments get the raw value, 17.24)."""
     if not has_markup(text):
         return text
     words = words or PLAIN_WORDS
@@ -46,6 +49,10 @@ def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, An
             if value is _MISSING:
                 unfilled = True
                 return ""
+            if labels and match.group(1) == "slots" and match.group(2) in labels:
+                shown = labels[match.group(2)]
+                value = [shown.get(v, v) for v in value] if isinstance(value, list) \
+                    else shown.get(value, value)
             return format_value(value, words)
         filled = PLACEHOLDER.sub(substitute, sentence)
         if not unfilled:

@@ -68,7 +68,7 @@ class SlotRule:
 
     __slots__ = ("index", "name", "kind", "members", "folded", "min", "max", "min_length",
                  "max_length", "pattern", "on_conflict", "slot", "item", "min_items",
-                 "max_items")
+                 "max_items", "normalize")
 
     def __init__(self, index: int, slot: ir.Slot):
         self.index = index
@@ -85,6 +85,7 @@ class SlotRule:
             raise ir.IRError(f"slot {slot.name!r} has an invalid pattern ({error}); fix it "
                              "and recompile with `mgc compile`") from None
         self.on_conflict = slot.on_conflict
+        self.normalize = tuple(slot.normalize)
         self.slot = slot
         # A list slot (SPEC 8.2): each item is checked by `item`, the rule of its item type.
         self.item = SlotRule(index, msgspec.structs.replace(
@@ -171,7 +172,21 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
     if kind == "enum":
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")
-    return _check_text(rule, value.strip())
+    text = value.strip()
+    return _check_text(rule, normalized_text(rule.normalize, text) if rule.normalize else text)
+
+
+_NORMALIZE = {"trim": str.strip, "lower": str.lower, "upper": str.upper,
+              "collapse_spaces": lambda text: " ".join(text.split()),
+              "remove_spaces": lambda text: "".join(text.split())}
+
+
+def normalized_text(steps: Sequence[str], text: str) -> str:
+    """A heard text after a slot's `normalize` steps (SPEC 14.2), in written order: "rx
+    7654321" with upper and remove_spaces is "RX7654321", which its pattern then checks."""
+    for step in steps:
+        text = _NORMALIZE[step](text)
+    return text
 
 
 def _check_items(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import ir, patterns
+from ..slots import normalized_text
 from . import lexicon as lex
 from .text import normalise, span_negated
 
@@ -79,6 +80,7 @@ class PatternReader:
         # checked when the IR was loaded (`slots.SlotRule`); a hand-built program's refused
         # pattern raises `patterns.PatternError` here
         self.full = patterns.compile_pattern(slot.pattern, patterns.SLOT)
+        self.normalize = tuple(slot.normalize)  # SPEC 14.2, 17.19: before the pattern
         body = lex.unanchored(slot.pattern)
         try:
             self.search = patterns.compile_pattern(body, _SLOT_SEARCH) if body else None
@@ -97,8 +99,11 @@ class PatternReader:
         return found
 
     def read(self, raw: str) -> str | None:
-        """The value the utterance holds, or None."""
+        """The value the utterance holds, or None; with `normalize`, the whole answer is tried
+        normalised first (17.19: "rx 7654321" is the value RX7654321)."""
         answer = lex.free_text(raw)
+        if answer and self.normalize:
+            answer = normalized_text(self.normalize, answer)
         if answer and patterns.fullmatches(self.full, answer):
             return answer
         if self.search is None:

@@ -262,8 +262,8 @@ class TemplateNLG:
         for text in texts:
             if has_markup(text):  # filled only where there is something to fill (the hot path)
                 data = state.skill_data if table.id == state.current_node else {}
-                said = [fill_placeholders(text, state.slots, data, words, state.profile)
-                        for text in texts]
+                said = [fill_placeholders(text, state.slots, data, words, state.profile,
+                                          table.slot_labels) for text in texts]
                 break
         return Candidates(table.id + ":" + kind, said, texts)
 
