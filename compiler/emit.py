@@ -90,6 +90,11 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         node = build_node(checked.node, rows, analysis, names, scenario)
         if checked.on_enter:
             node = msgspec.structs.replace(node, on_enter=slot_sets(checked.on_enter, names))
+        if checked.lines:
+            node = msgspec.structs.replace(node, lines={
+                kind: ir.Lines([ir.Line(texts, compile_condition(when, names))
+                                for texts, when in lines], joined)
+                for kind, (joined, lines) in checked.lines.items()})
         nodes.append(node)
     globals_ = [ir.GlobalTransition(t.name, *transition_row(t), slot_sets(t.sets, names))
                 for t in model.global_transitions]
@@ -142,7 +147,7 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
     collect = [names.slots[s] for s in node.collect_slots]
     required = [names.slots[s] for s in node.collect_slots if scenario.slots[s].policy == "required"]
     responses = {kind: variants(getattr(node.responses, kind)) for kind in ir.RESPONSE_KINDS
-                 if getattr(node.responses, kind) is not None}
+                 if isinstance(getattr(node.responses, kind), (str, list))}
     return ir.Node(
         id=node.id, name=node.name or node.id, description=node.description,
         executor=executor_kind(node), end=analysis.end_kind.get(node.id, ir.END_NONE),

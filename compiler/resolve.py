@@ -28,6 +28,7 @@ from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
 from .groups import check_groups, group_routes
+from .lines import check_lines
 from .sets import check_sets
 from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
@@ -57,6 +58,7 @@ class CheckedNode:
     node: NodeDef
     transitions: list[CheckedTransition] = field(default_factory=list)
     on_enter: list = field(default_factory=list)  # (slot, kind, value) of `on_enter.set`
+    lines: dict = field(default_factory=dict)  # kind -> conditional lines (`lines`)
 
 
 @dataclass
@@ -238,6 +240,7 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
         check_cleared(node, path, model, slots, diags)
     if node.responses is not None:
         check_variants(node, path, diags)
+        checked.lines = check_lines(node, path, model, env, diags)
     if node.responses is not None and node.params is not None:
         check_node_texts(node, path, slots, Names(env.profile), model.used_slots, diags,
                          skill_fed)

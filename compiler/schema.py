@@ -110,7 +110,24 @@ class ProfileFieldDef(_Schema, kw_only=True):
 # (E111), so the decoder itself takes any list of strings.
 Variants = Annotated[list[Annotated[str, Meta(extra_json_schema={"minLength": 1})]],
                      Meta(extra_json_schema={"minItems": 1, "uniqueItems": True})]
-Response = str | Variants | None
+
+
+class LineDef(_Schema, kw_only=True):
+    """One line of a conditional response (SPEC 14.4): said when `when` holds (always when
+    absent); its text may be a list of variants."""
+
+    text: str | Variants
+    when: Any = ABSENT
+
+
+class LinesDef(_Schema, kw_only=True):
+    """A response made of conditional lines (SPEC 14.4, 17.21), joined by `join`."""
+
+    lines: Annotated[list[LineDef], Meta(min_length=1)]
+    join: Literal[" ", "\n"] = " "
+
+
+Response = str | Variants | LinesDef | None
 
 
 class Responses(_Schema, kw_only=True):

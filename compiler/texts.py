@@ -154,6 +154,13 @@ def response_texts(node) -> list[tuple[tuple, str]]:
             texts.append((("responses", kind), value))
         elif isinstance(value, list):
             texts += [(("responses", kind, i), text) for i, text in enumerate(value)]
+        elif value is not None and hasattr(value, "lines"):  # conditional lines (SPEC 14.4)
+            for i, line in enumerate(value.lines):
+                where = ("responses", kind, "lines", i, "text")
+                if isinstance(line.text, str):
+                    texts.append((where, line.text))
+                elif isinstance(line.text, list):
+                    texts += [((*where, j), text) for j, text in enumerate(line.text)]
     return texts
 
 

@@ -144,6 +144,20 @@ class SlotSet(_Record):
     value: Any = None
 
 
+class Line(_Record):
+    """A line of a conditional response (SPEC 14.4): its variants, said when `when` holds."""
+
+    texts: list[str]
+    when: Any = None  # opcode list, or None for always
+
+
+class Lines(_Record):
+    """A response made of conditional lines, joined by `join` (SPEC 14.4, 17.21)."""
+
+    lines: list[Line]
+    join: str = " "
+
+
 class Transition(_Record):
     """One row of a node's ordered table: `next_nodes` entries, then `default_next`."""
 
@@ -210,6 +224,7 @@ class Node(_Record):
     clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
     on_enter: list[SlotSet] = []  # applied on entering, after clear_slots (SPEC 17.20)
+    lines: dict[str, Lines] = {}  # kind -> a response made of conditional lines (SPEC 14.4)
 
 
 class _Header(_Record):
@@ -461,6 +476,12 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
             raise _error(f"node {_name(node.id)}", f"names slot index {_shown(s)}")
     if any(a.kind not in _SET_KINDS for a in sets):
         raise _error(f"node {_name(node.id)}", "has a set of an unknown kind")
+    for kind, made in node.lines.items():
+        problem = None if kind in RESPONSE_KINDS and made.lines else "is not usable"
+        for line in made.lines:
+            problem = problem or check_condition(line.when, nodes.fields)
+        if problem is not None:
+            raise _error(f"node {_name(node.id)} lines of {_shown(kind)}", problem)
     for kind, variants in node.responses.items():
         if kind not in RESPONSE_KINDS or not variants:
             problem = "has no variants" if kind in RESPONSE_KINDS else \

@@ -90,13 +90,14 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns", "max_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins", "sets", "on_enter", "slot_labels")
+                 "collect_mins", "sets", "on_enter", "slot_labels", "lines")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
     def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
-             min_items: Sequence[int], slot_labels: dict | None = None) -> None:
+             min_items: Sequence[int], slot_labels: dict | None = None,
+             field_count: int = 0) -> None:
         """Set every slot from the decoded node and its routes (`min_items`: by slot index,
         how many items make a list slot known, 0 for the other slots)."""
         self.node = node
@@ -127,6 +128,10 @@ class NodeTable:
                      if t.sets}
         self.on_enter = tuple(node.on_enter)
         self.slot_labels = slot_labels or None  # SPEC 14.3: slot -> member -> label
+        # SPEC 14.4: kind -> (join, ((test or None, variants), ...)) of conditional lines
+        self.lines = {kind: (made.join, tuple((compile_condition(line.when, field_count),
+                                               tuple(line.texts)) for line in made.lines))
+                      for kind, made in node.lines.items()} or None
 
 
 class _UnbuiltTable(NodeTable):
@@ -183,7 +188,8 @@ class _TableBuilder:
             raise
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
-        table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels)
+        table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels,
+                   self.field_count)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 

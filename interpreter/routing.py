@@ -375,6 +375,29 @@ def entry_facts(runtime: Runtime, turn_facts: list, table: NodeTable,
     return facts
 
 
+# The facts of an opening (no NLU ran): a first turn at the node, nothing heard.
+_OPENING_FACTS = [None, NULL, None, "", "none", 0, None, 1, 1, 0, 0, False, False, False,
+                  True, True, "none", False, 0]
+
+
+def speaker_facts(runtime: Runtime, decision: Decision, table: NodeTable,
+                  state: DialogueState) -> list:
+    """The facts a conditional line of the node that speaks reads (SPEC 17.21: that node's,
+    after the move): on a move, the node entered as entry routing sees it; on a stay, the
+    turn's facts; the slots as they are now; sets count for `system.slots_updated`."""
+    turn = decision.facts if decision.facts is not None else _OPENING_FACTS
+    if decision.kind == MOVE or decision.facts is None:
+        facts = entry_facts(runtime, turn, table, state)
+        facts[F_NODE_TURNS] = turn[F_NODE_TURNS] if decision.facts is None else 0
+    else:
+        facts = list(turn[:ir.SLOT_FIELD_BASE])
+        facts.extend(map(state.slots.get, runtime.slot_names))
+        facts.extend(map(state.profile.get, runtime.profile_names))
+    if decision.sets:
+        facts[F_UPDATED] = True
+    return facts
+
+
 def _pause_route(runtime: Runtime, table: NodeTable, facts: list) -> Any:
     """The first global transition that reads `system.idle_seconds` and matches, on a turn the
     fallback policy would re-prompt (None: none). After a long pause, what the user says first
