@@ -1853,7 +1853,7 @@ def _fam_E105(draw, doc):
         params["fallback"] = params.get("fallback", "") + "{slots." + name + "}"
         return doc, ("graph", "nodes", i, "params", "fallback")
     if case == "skill_data" and node.get("params", {}).get("skill") is None:
-        text = "{skill.data." + draw(st.sampled_from(["temp", "", "한"])) + "}"
+        text = "{skill.data." + draw(st.sampled_from(["temp", "x_y", "한"])) + "}"
     else:
         text = "{slots." + name + "}"
     kind = draw(st.sampled_from(["default", "no_input", "not_understood", "turn_limit", "complete"]))
@@ -2230,6 +2230,7 @@ def _fam_W403(draw, doc):
     else:
         entries.insert(j, {"action": "stay"})
         if not any("target" in e for e in entries) or node.get("terminal"):  # an end node
+            node["terminal"] = True  # said so (W407 otherwise)
             params = node.setdefault("params", {})
             params.pop("min_turns", None)
             params.update(max_turns=1, turn_limit_enabled=True)
