@@ -259,6 +259,7 @@ class Runtime:
         self.entry = program.entry
         self.language = "ko" if program.language.lower().startswith("ko") else "en"
         builder = _TableBuilder(program, self.field_count, self.slot_names)
+        self.slot_labels = builder.slot_labels  # SPEC 14.3: slot -> member -> label
         self.nodes: tuple[NodeTable, ...] = tuple(
             map(_UnbuiltTable, range(len(node_ids)), node_ids, repeat(builder)))
         self.globals = tuple(self._global(i, g, builder.labels)

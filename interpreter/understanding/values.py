@@ -103,7 +103,7 @@ class PatternReader:
         normalised first (17.19: "rx 7654321" is the value RX7654321)."""
         answer = lex.free_text(raw)
         if answer and self.normalize:
-            answer = normalized_text(self.normalize, answer)
+            return self._normalized_span(answer)
         if answer and patterns.fullmatches(self.full, answer):
             return answer
         if self.search is None:
@@ -120,6 +120,20 @@ class PatternReader:
         return None
 
 
+    def _normalized_span(self, answer: str) -> str | None:
+        """17.19: the longest run of words, earliest first, that is the value once
+        normalised ("my number is rx 765 4321" -> RX7654321); the whole answer first. Only
+        the first `_SPAN_WORDS` words are tried, so the cost stays bounded."""
+        words = answer.split()[:_SPAN_WORDS]
+        for size in range(len(words), 0, -1):
+            for start in range(len(words) - size + 1):
+                value = normalized_text(self.normalize, " ".join(words[start:start + size]))
+                if value and patterns.fullmatches(self.full, value):
+                    return value
+        return None
+
+
+_SPAN_WORDS = 12
 _SLOT_SEARCH = patterns.Use(patterns.SLOT.flags, True, "pattern")
 
 

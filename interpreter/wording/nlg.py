@@ -325,7 +325,8 @@ def _ask(runtime: Runtime, index: int, words: dict[str, str], state: DialogueSta
     slot = runtime.program.slots[index]
     question = slot.question
     if question and has_markup(question):
-        question = fill_placeholders(question, state.slots, {}, words, state.profile)
+        question = fill_placeholders(question, state.slots, {}, words, state.profile,
+                                     runtime.slot_labels)
     if question:
         return question
     return words["ask_slot"].replace("{slot}", slot.description or slot.name)
