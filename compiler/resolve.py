@@ -256,7 +256,12 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
                                      model.scenario.slots, model.used_slots, diags)
         checked.transitions.append(transition)
     if node.routes:
-        checked.transitions += group_routes(node, path, groups or {}, diags)
+        added = group_routes(node, path, groups or {}, diags)
+        if node.transient and any(t.target is None for t in added):
+            diags.report("E109", "a transient node never waits, so a route group row that "
+                         "stays there (its target is the node itself) cannot be followed",
+                         join(path, "routes"), hint="use the group at nodes that wait")
+        checked.transitions += added
     if node.on_enter is not None:
         checked.on_enter = check_sets(node.on_enter.set, join(path, "on_enter", "set"),
                                       model.scenario.slots, model.used_slots, diags)
