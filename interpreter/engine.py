@@ -341,7 +341,9 @@ class Engine:
                 break
             state, stored, done = self._hop(table, runtime.nodes[hop[0]], state, hop[2])
             defaults += stored
-            sets += done
+            if done:  # what the next node's entry routing reads as slots_updated (17.20)
+                sets += done
+                decision = replace(decision, sets=tuple(sets))
             target = hop[0]
         if not passed:
             return decision
