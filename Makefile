@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 SCENARIOS := $(wildcard scenarios/*.json)
 IRS    := $(patsubst scenarios/%.json,build/%.ir,$(SCENARIOS))
 
-.PHONY: setup demo demo-email demo-webhook test build bench fuzz serve docs clean
+.PHONY: setup demo demo-email demo-webhook demo-pharmacy test build bench fuzz serve docs clean
 
 setup: $(STAMP)
 
@@ -46,6 +46,19 @@ demo-email: $(STAMP) build/email_compose.ir
 	@echo
 	@for f in $(EMAIL_OUTBOX)/*.eml; do echo "The message went to $$f:"; \
 		$(BIN)/python -c 'import sys, email, email.policy as p; m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=p.default); print("".join(f"  {k}: {m[k]}\n" for k in ("From", "To", "Subject", "Message-ID")) + "\n  " + m.get_content().strip().replace("\n", "\n  "))' "$$f"; done
+
+# The English refill line (SPEC 14): a delivery read back with its conditional Address: line,
+# the RX number normalised, the branch said by its label; the request goes into a fresh
+# outbox folder under build/ (the e-mail skill, as in demo-email).
+PHARMACY_OUTBOX := build/pharmacy-outbox
+
+demo-pharmacy: $(STAMP) build/pharmacy_refill.ir
+	@rm -rf $(PHARMACY_OUTBOX) && mkdir -p $(PHARMACY_OUTBOX)
+	env -u MAGO_SMTP_URL MAGO_OUTBOX=$(PHARMACY_OUTBOX) $(BIN)/mgi run build/pharmacy_refill.ir \
+		--script scenarios/pharmacy_refill.demo.txt --output-level compact
+	@echo
+	@echo "The request went to: $$(ls $(PHARMACY_OUTBOX)/*.eml)"
+	@echo "Call the refill line yourself:  $(BIN)/mgi run build/pharmacy_refill.ir --output-level detailed"
 
 # The service on this machine only, sessions in build/mago-sessions.db (README "Running the
 # service"); Ctrl-C stops it.

@@ -1,7 +1,7 @@
 """Graph analysis (networkx): end nodes, reachability, traps and the W4xx lints.
 
 In: the resolved `Model`. Out: an `Analysis` (end nodes with provenance, reachable nodes,
-the static graph) and diagnostics E301, E302, W401-W406.
+the static graph) and diagnostics E301, E302, W401-W406 (W407, W408: `lints`).
 
 Static edges come from `next_nodes[].target` and `default_next` only (self-loops included);
 `action: stay` and global transitions make no static edge. End nodes are the explicit
@@ -41,6 +41,7 @@ from interpreter.ir import ACTS, END_EXPLICIT, END_INFERRED, SAFETY_VALUES, SKIL
 
 from .condition_ast import And, Condition, Not, leaves
 from .diagnostics import Diagnostics, join
+from .lints import check_lints
 from .resolve import CheckedTransition, Model
 from .satisfiability import Domain, entry_domains, field_domains, satisfiable
 
@@ -76,6 +77,7 @@ def analyse(model: Model, diags: Diagnostics) -> Analysis:
     check_shadowed(model, diags)
     check_unconditional_cycles(model, diags)
     check_unused(model, diags)
+    check_lints(model, end_kind, reachable, diags)
     return Analysis(full, end_kind, reachable)
 
 

@@ -38,7 +38,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E109": (ERROR, "transient node that may not leave"),
     "E110": (ERROR, "invalid safety category (unknown or duplicate)"),
     "E111": (ERROR, "invalid response variants (empty list, empty or repeated variant)"),
+    "E112": (ERROR, "placeholder with an unknown root or field, or a lone brace"),
     "E113": (ERROR, "undeclared skill or argument, or invalid skill declaration"),
+    "E114": (ERROR, "invalid set, route group, routes, labels, normalize or bounds"),
     "E201": (ERROR, "unknown condition field"),
     "E202": (ERROR, "unknown operator"),
     "E203": (ERROR, "operator not applicable to the field's type"),
@@ -54,6 +56,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "W404": (WARNING, "condition can never be true"),
     "W405": (WARNING, "declared slot or intent never used"),
     "W406": (WARNING, "cycle of unconditional transitions"),
+    "W407": (WARNING, "node with only stay routes inferred as an end node"),
+    "W408": (WARNING, "not_understood response that can never be said"),
 }
 
 

@@ -27,6 +27,7 @@ from interpreter.ir import MAGIC, without_cycle_collection
 from .analysis import Analysis, analyse
 from .diagnostics import Diagnostic, Diagnostics
 from .emit import build_program, emit
+from .groups import once_per_group
 from .resolve import Model, resolve
 from .schema import decode_scenario
 
@@ -93,6 +94,7 @@ def check_source(path: str, text: str) -> CompileResult:
             result.model = resolve(scenario, diags)
             if not diags.has_errors():  # graph analysis of a broken model would only cascade
                 result.analysis = analyse(result.model, diags)
+        diags.items = once_per_group(diags.items)
         result.diagnostics = locate(text, diags)
     return result
 

@@ -86,9 +86,19 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
 
     nodes = []
     for checked in model.nodes:
-        rows = [ir.Transition(*transition_row(t)) for t in checked.transitions]
-        nodes.append(build_node(checked.node, rows, analysis, names, scenario))
-    globals_ = [ir.GlobalTransition(t.name, *transition_row(t)) for t in model.global_transitions]
+        rows = [ir.Transition(*transition_row(t), slot_sets(t.sets, names))
+                for t in checked.transitions]
+        node = build_node(checked.node, rows, analysis, names, scenario)
+        if checked.on_enter:
+            node = msgspec.structs.replace(node, on_enter=slot_sets(checked.on_enter, names))
+        if checked.lines:
+            node = msgspec.structs.replace(node, lines={
+                kind: ir.Lines([ir.Line(texts, compile_condition(when, names))
+                                for texts, when in lines], joined)
+                for kind, (joined, lines) in checked.lines.items()})
+        nodes.append(node)
+    globals_ = [ir.GlobalTransition(t.name, *transition_row(t), slot_sets(t.sets, names))
+                for t in model.global_transitions]
     safety = []
     for rule in model.safety:  # SPEC 10: its source entry says `safety:CATEGORY`
         target, _, source = transition_row(rule)
@@ -107,6 +117,13 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
         skills=declarations(scenario),
     )
+
+
+def slot_sets(sets: list, names: _Interner) -> list[ir.SlotSet]:
+    """Checked `set` assignments with slot names interned (a copy names its source slot)."""
+    return [ir.SlotSet(names.slots[slot], kind,
+                       names.slots[value] if kind == ir.SET_COPY else value)
+            for slot, kind, value in sets]
 
 
 def closing_acts(scenario: Scenario) -> list[int]:
@@ -132,7 +149,7 @@ def build_node(node: NodeDef, rows: list, analysis: Analysis, names: _Interner,
     collect = [names.slots[s] for s in node.collect_slots]
     required = [names.slots[s] for s in node.collect_slots if scenario.slots[s].policy == "required"]
     responses = {kind: variants(getattr(node.responses, kind)) for kind in ir.RESPONSE_KINDS
-                 if getattr(node.responses, kind) is not None}
+                 if isinstance(getattr(node.responses, kind), (str, list))}
     return ir.Node(
         id=node.id, name=node.name or node.id, description=node.description,
         executor=executor_kind(node), end=analysis.end_kind.get(node.id, ir.END_NONE),

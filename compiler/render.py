@@ -60,6 +60,9 @@ def _node_data(program: ir.Program, node: ir.Node) -> dict:
         "transitions": [_rule_data(program, t) for t in node.transitions],
         "transient": node.transient, "skip_if_filled": node.skip_if_filled,
         "clear_slots": [program.slots[i].name for i in node.clear_slots],
+        "on_enter": _sets_data(program, node.on_enter),
+        "lines": {kind: {"join": made.join, "lines": [list(line.texts) for line in made.lines]}
+                  for kind, made in node.lines.items()},
     }
 
 
@@ -67,7 +70,21 @@ def _rule_data(program: ir.Program, rule) -> dict:
     entry = program.source_map[rule.source]
     target = "(stay)" if rule.target == ir.STAY else program.nodes[rule.target].id
     return {"label": entry.label, "target": target, "condition": entry.display or None,
-            "at": entry.pointer}
+            "at": entry.pointer, "set": _sets_data(program, getattr(rule, "sets", ()))}
+
+
+def _sets_data(program: ir.Program, sets) -> dict:
+    """A `set` as written (SPEC 14.5): slot -> literal, {"copy": SLOT} or {"add": N}."""
+    shown = {}
+    for a in sets:
+        name = program.slots[a.slot].name
+        shown[name] = {"copy": program.slots[a.value].name} if a.kind == ir.SET_COPY else \
+            {"add": a.value} if a.kind == ir.SET_ADD else a.value
+    return shown
+
+
+def _sets_text(sets: dict) -> str:
+    return ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in sets.items())
 
 
 def _response_lines(responses: dict[str, list[str]]) -> list[str]:
@@ -128,7 +145,14 @@ def inspect_text(data: dict) -> str:
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""
         out.append(f"\n  {node['id']} [{node['executor']}{end}{slots}{_node_flags(node)}]")
         out += _response_lines(node["responses"])
+        for kind, made in node["lines"].items():  # SPEC 14.4: one line of text per line
+            for i, texts in enumerate(made["lines"]):
+                out.append(f"    says {kind} line {i + 1}: "
+                           f"{printable(' / '.join(' '.join(t.split()) for t in texts))}")
+        if node["on_enter"]:
+            out.append(f"    on_enter set {_sets_text(node['on_enter'])}")
         for rule in node["transitions"]:
             when = f" when {rule['condition']}" if rule["condition"] else ""
-            out.append(f"    {rule['label']:<16} -> {rule['target']}{when}")
+            sets = f" set {_sets_text(rule['set'])}" if rule["set"] else ""
+            out.append(f"    {rule['label']:<16} -> {rule['target']}{when}{sets}")
     return "\n".join(out) + "\n"

@@ -7,14 +7,13 @@ lowered and type-checked, the global transitions likewise, and which slots and i
 used (for W405), and the `graph.safety` rules (SPEC 10: E110 for an unknown or repeated
 category, E103 for an unknown target; `safety.patterns` categories E110, their regexes E012
 like intent patterns), and each node's response variants (SPEC 9: E111 for an empty list,
-an empty variant or one repeated; the placeholders of every variant, E105). Every problem is
+an empty variant or one repeated), and the placeholders of every text (`texts`: E105, E112). Every problem is
 reported once: a node id rejected by the schema (not an identifier) is kept as written, so a reference to it is not reported again as unknown; with
 no nodes at all (reported by the schema) targets and the entry are not checked.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import msgspec
@@ -29,9 +28,12 @@ from .diagnostics import Diagnostics, Names, did_you_mean, join
 from .skilldecls import check_skills
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
+from .groups import check_groups, group_routes
+from .lines import check_lines
+from .sets import check_sets
+from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
 
-PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([^{}]*)\}")
 MAX_ARGS_DEPTH = 32  # skill arguments are configuration, not data
 
 
@@ -47,6 +49,7 @@ class CheckedTransition:
     name: str | None = None  # global transitions only
     display: str = ""  # the condition in expression syntax ("" when unconditional)
     key: bytes | None = None  # the condition as written, canonically encoded: equal keys, equal conditions
+    sets: list = field(default_factory=list)  # (slot, kind, value): `set` (SPEC 14.5, `sets`)
 
 
 @dataclass
@@ -55,6 +58,8 @@ class CheckedNode:
     pointer: str
     node: NodeDef
     transitions: list[CheckedTransition] = field(default_factory=list)
+    on_enter: list = field(default_factory=list)  # (slot, kind, value) of `on_enter.set`
+    lines: dict = field(default_factory=dict)  # kind -> conditional lines (`lines`)
 
 
 @dataclass
@@ -84,15 +89,19 @@ def resolve(scenario: Scenario, diags: Diagnostics) -> Model:
     model = Model(scenario, nodes, [])
     env = condition_env(scenario, [n.node.id for n in nodes])
     ids = env.names("nodes")
+    check_questions(scenario, env.names("slots"), Names(env.profile), model.used_slots, diags)
     check_graph_header(scenario, ids, diags)
     fed = skill_fed_nodes(scenario)
+    groups = check_groups(scenario, model, env, ids, diags)
     for checked in nodes:
-        check_node(checked, model, env, ids, diags, checked.node.id in fed)
+        check_node(checked, model, env, ids, diags, checked.node.id in fed, groups)
     for i, raw in enumerate(scenario.graph.global_transitions):
         path = join("/graph/global_transitions", i)
         label = f"global:{raw.name}" if raw.name else f"global[{i}]"
         target = resolve_target(raw.target, join(path, "target"), ids, diags)
         transition = CheckedTransition(path, label, target, None, name=raw.name)
+        transition.sets = check_sets(raw.set, join(path, "set"), scenario.slots,
+                                     model.used_slots, diags)
         attach_condition(transition, raw.condition, join(path, "condition"), model, env, diags)
         if target is not None:
             model.global_transitions.append(transition)
@@ -214,11 +223,13 @@ def node_targets(node: NodeDef) -> list[str]:
     targets = [t.target for t in node.next_nodes if t is not None and isinstance(t.target, str)]
     if isinstance(node.default_next, str):
         targets.append(node.default_next)
+    elif node.default_next is not None and isinstance(node.default_next.target, str):
+        targets.append(node.default_next.target)
     return targets
 
 
 def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names,
-               diags: Diagnostics, skill_fed: bool = False) -> None:
+               diags: Diagnostics, skill_fed: bool = False, groups: dict | None = None) -> None:
     node, path = checked.node, checked.pointer
     slots = env.names("slots")
     for j, name in enumerate(node.collect_slots):
@@ -231,8 +242,10 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
         check_cleared(node, path, model, slots, diags)
     if node.responses is not None:
         check_variants(node, path, diags)
+        checked.lines = check_lines(node, path, model, env, diags)
     if node.responses is not None and node.params is not None:
-        check_placeholders(node, path, model, env, diags, skill_fed)
+        check_node_texts(node, path, slots, Names(env.profile), model.used_slots, diags,
+                         skill_fed)
     if node.transient:
         check_transient(node, path, diags)
     for j, raw in enumerate(node.next_nodes):
@@ -241,12 +254,35 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
             continue
         attach_condition(transition, raw.condition, join(transition.pointer, "condition"),
                          model, env, diags)
+        transition.sets = check_sets(raw.set, join(transition.pointer, "set"),
+                                     model.scenario.slots, model.used_slots, diags)
         checked.transitions.append(transition)
+    if node.routes:
+        added = group_routes(node, path, groups or {}, diags)
+        if node.transient and any(t.target is None for t in added):
+            diags.report("E109", "a transient node never waits, so a route group row that "
+                         "stays there (its target is the node itself) cannot be followed",
+                         join(path, "routes"), hint="use the group at nodes that wait")
+        checked.transitions += added
+    if node.on_enter is not None:
+        checked.on_enter = check_sets(node.on_enter.set, join(path, "on_enter", "set"),
+                                      model.scenario.slots, model.used_slots, diags)
     if node.default_next is not None:
-        target = resolve_target(node.default_next, join(path, "default_next"), ids, diags)
-        if target is not None:
-            checked.transitions.append(
-                CheckedTransition(join(path, "default_next"), "default_next", target, None))
+        check_default_next(checked, model, ids, diags)
+
+
+def check_default_next(checked: CheckedNode, model: Model, ids: Names,
+                       diags: Diagnostics) -> None:
+    """`default_next`: a node id, or an object with its target and a `set` (SPEC 17.20)."""
+    written, path = checked.node.default_next, join(checked.pointer, "default_next")
+    raw_target = written if isinstance(written, str) else written.target
+    target_path = path if isinstance(written, str) else join(path, "target")
+    target = resolve_target(raw_target, target_path, ids, diags)
+    sets = [] if isinstance(written, str) else check_sets(
+        written.set, join(path, "set"), model.scenario.slots, model.used_slots, diags)
+    if target is not None:
+        checked.transitions.append(CheckedTransition(path, "default_next", target, None,
+                                                     sets=sets))
 
 
 def check_next_node(raw, path: str, label: str, ids: Names, diags: Diagnostics):
@@ -338,62 +374,6 @@ def check_variants(node: NodeDef, path: str, diags: Diagnostics) -> None:
                                   "remove it")
             else:
                 seen[said] = i
-
-
-def response_texts(node: NodeDef) -> list[tuple[tuple, str]]:
-    """(path below the node, text) of every response variant, a plain string as one."""
-    texts = []
-    for kind in RESPONSE_KINDS:
-        value = getattr(node.responses, kind)
-        if isinstance(value, str):
-            texts.append((("responses", kind), value))
-        elif isinstance(value, list):
-            texts += [(("responses", kind, i), text) for i, text in enumerate(value)]
-    return texts
-
-
-def check_placeholders(node: NodeDef, path: str, model: Model, env: ConditionEnv,
-                       diags: Diagnostics, skill_fed: bool = False) -> None:
-    """Every placeholder of the node's responses, fallback and skill argument texts names a
-    declared slot or profile field; `{skill.data.KEY}` only where a skill result is readable
-    (a skill node, or where a transient skill node leads: `skill_fed`) and not in the
-    arguments of the skill that makes it."""
-    texts = response_texts(node)
-    texts.append((("params", "fallback"), node.params.fallback))
-    texts += argument_texts(node.params.skill_args)
-    slots, profile = env.names("slots"), Names(env.profile)
-    for where, text in texts:
-        if not isinstance(text, str) or "{" not in text:
-            continue
-        text_path = join(path, *where)
-        for match in PLACEHOLDER.finditer(text):
-            namespace, name = match.groups()
-            if namespace == "slots" and name not in slots:
-                report_undeclared_slot(name, text_path, slots, diags, string_offset=match.start())
-            elif namespace == "slots":
-                model.used_slots.add(name)
-            elif namespace == "profile" and name not in profile:
-                diags.report("E105", f"undeclared profile field '{name}'", text_path,
-                             string_offset=match.start(),
-                             hint=did_you_mean(name, profile) or 'declare it under "profile"')
-            elif namespace == "skill.data" and (where[1] == "skill_args" or not (
-                    node.params.skill is not None or skill_fed)):
-                diags.report("E105", f"placeholder '{match.group(0)}' on a node without a skill",
-                             text_path, hint="only a node with params.skill (or one a transient "
-                             "skill node leads to) has skill.data", string_offset=match.start())
-
-
-def argument_texts(args: dict) -> list[tuple[tuple[str, ...], str]]:
-    """((params, skill_args, key...), text) for every text in the skill arguments."""
-    found, stack = [], [(("params", "skill_args"), args)]
-    while stack:
-        where, item = stack.pop()
-        if isinstance(item, str):
-            found.append((where, item))
-        elif isinstance(item, (dict, list)) and len(where) <= MAX_ARGS_DEPTH:
-            pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            stack.extend(((*where, str(key)), child) for key, child in pairs)
-    return found
 
 
 def check_cleared(node: NodeDef, path: str, model: Model, slots: Names,

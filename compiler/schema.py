@@ -86,6 +86,9 @@ class SlotDef(_Schema, kw_only=True):
     items: ItemType | None = None  # the item type of a list slot
     min_items: Int | None = None
     max_items: Int | None = None
+    # SPEC 14.2: text steps applied to a heard value before its pattern (string slots)
+    normalize: list[Literal["trim", "lower", "upper", "collapse_spaces", "remove_spaces"]] = []
+    labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
 
 
 class ProfileFieldDef(_Schema, kw_only=True):
@@ -108,7 +111,24 @@ class ProfileFieldDef(_Schema, kw_only=True):
 # (E111), so the decoder itself takes any list of strings.
 Variants = Annotated[list[Annotated[str, Meta(extra_json_schema={"minLength": 1})]],
                      Meta(extra_json_schema={"minItems": 1, "uniqueItems": True})]
-Response = str | Variants | None
+
+
+class LineDef(_Schema, kw_only=True):
+    """One line of a conditional response (SPEC 14.4): said when `when` holds (always when
+    absent); its text may be a list of variants."""
+
+    text: str | Variants
+    when: Any = ABSENT
+
+
+class LinesDef(_Schema, kw_only=True):
+    """A response made of conditional lines (SPEC 14.4, 17.21), joined by `join`."""
+
+    lines: Annotated[list[LineDef], Meta(min_length=1)]
+    join: Literal[" ", "\n"] = " "
+
+
+Response = str | Variants | LinesDef | None
 
 
 class Responses(_Schema, kw_only=True):
@@ -133,16 +153,36 @@ class Params(_Schema, kw_only=True):
     expects: Literal["intent", "slot", "any"] | None = None  # SPEC 13.3
 
 
+# SPEC 14.5, 17.20: slot -> a literal of its type, null (clear), {"copy": SLOT} or
+# {"add": N}; the forms are checked by the resolver (`sets`: E114, E204).
+SlotSets = dict[str, Any]
+
+
 class TransitionDef(_Schema, kw_only=True):
     target: str | None = None
     action: str | None = None
     condition: Any = ABSENT
+    set: SlotSets = {}
 
 
 class GlobalTransitionDef(_Schema, kw_only=True):
     name: str | None = None
     target: str
     condition: Any
+    set: SlotSets = {}
+
+
+class DefaultNextDef(_Schema, kw_only=True):
+    """`default_next` as an object (SPEC 17.20): its target and what it sets."""
+
+    target: str
+    set: SlotSets = {}
+
+
+class OnEnterDef(_Schema, kw_only=True):
+    """`on_enter` (SPEC 14.5): what a node sets when a turn enters it, before its skill."""
+
+    set: SlotSets = {}
 
 
 class NodeDef(_Schema, kw_only=True):
@@ -153,9 +193,11 @@ class NodeDef(_Schema, kw_only=True):
     params: Params = msgspec.field(default_factory=Params)
     collect_slots: list[str] = []
     next_nodes: list[TransitionDef] = []
-    default_next: str | None = None
+    default_next: str | DefaultNextDef | None = None
     terminal: bool = False
     transient: bool = False  # SPEC 8.3: never waits for the user
+    on_enter: OnEnterDef | None = None
+    routes: list[str] = []  # SPEC 14.6: route groups appended after next_nodes
 
 
 # A safety category (SPEC 10). Written as text, so that a misspelling is E110 with a
@@ -191,6 +233,7 @@ class Graph(_Schema, kw_only=True):
     global_transitions: list[GlobalTransitionDef] = []
     safety: list[SafetyRuleDef] = []
     nodes: Annotated[list[NodeDef], Meta(min_length=1)]
+    route_groups: dict[str, list[TransitionDef]] = {}  # SPEC 14.6
 
 
 class Scenario(_Schema, kw_only=True):

@@ -37,6 +37,7 @@ def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
         if not base and not tasks:  # a default is judged against a sound definition
             tasks = default_problems(name, slot, scenario.profile)
         report(diags, "E108", join("/slots", name), slot, tasks)
+        report(diags, "E114", join("/slots", name), slot, language_problems(slot))
     for name, field in scenario.profile.items():
         if field.value_type is not None and field.values is not None:
             report(diags, "E108", join("/profile", name), field, slot_problems(field))
@@ -46,9 +47,32 @@ def report(diags: Diagnostics, code: str, where: str, slot, problems: list[tuple
     """One diagnostic per (field, message[, hint]) problem of the definition at `where`."""
     for key, message, *hint in problems:
         diags.report(code, message, where + (f"/{key}" if key else ""),
-                     at_key=key.startswith("synonyms/"),
+                     at_key=key.startswith(("synonyms/", "labels/")),
                      hint=hint[0] if hint else
                      f"see the slot table in the README for '{slot.value_type}' slots")
+
+
+def language_problems(slot: SlotDef) -> list[tuple]:
+    """SPEC 14.2-14.3 (E114): `normalize` on a slot whose values are not text, `labels` on a
+    slot that is not an enum (or a list of enum items), a label for a non-member or empty."""
+    problems: list[tuple] = []
+    kind = slot.items if slot.value_type == "list" else slot.value_type
+    if slot.normalize and kind not in TEXTUAL:
+        problems.append(("normalize", f"normalize on a {slot.value_type} slot",
+                         "normalize applies to string and email slots"))
+    if slot.labels and kind != "enum":
+        problems.append(("labels", f"labels on a {slot.value_type} slot",
+                         "labels name the members of an enum slot"))
+        return problems
+    members = Names(slot.values if isinstance(slot.values, list) else ())
+    for member, label in slot.labels.items():
+        if member not in members:
+            problems.append((f"labels/{member}", f"label for '{member}', which is not a member",
+                             did_you_mean(member, members) or "label a member of values"))
+        elif not label.strip():
+            problems.append((f"labels/{member}", f"the label of '{member}' is empty",
+                             "write the words said for it, or leave it out"))
+    return problems
 
 
 def default_problems(name: str, slot: SlotDef, profile: dict) -> list[tuple]:
@@ -90,13 +114,26 @@ def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
     return ir.Slot(
         name=name, value_type=slot.value_type, required=getattr(slot, "policy", "") == "required",
         values=list(slot.values) if isinstance(slot.values, list) else [],
-        synonyms={k: list(v) for k, v in slot.synonyms.items()}, description=slot.description,
+        synonyms=synonyms_with_labels(slot), description=slot.description,
         question=getattr(slot, "question", None), min=slot.min, max=slot.max,
         min_length=slot.min_length, max_length=slot.max_length, pattern=slot.pattern,
         on_conflict=on_conflict, default=None if reference else default,
         default_profile=reference.group(1) if reference else None, items=items,
         min_items=getattr(slot, "min_items", None), max_items=getattr(slot, "max_items", None),
+        normalize=list(getattr(slot, "normalize", ())),
+        labels=dict(getattr(slot, "labels", {})),
     )
+
+
+def synonyms_with_labels(slot) -> dict[str, list[str]]:
+    """The synonyms of a slot with each member's label among them (SPEC 14.3: the NLU reads a
+    label as a synonym, so "Northgate branch" is heard as the member it displays)."""
+    synonyms = {k: list(v) for k, v in slot.synonyms.items()}
+    for member, label in getattr(slot, "labels", {}).items():
+        words = synonyms.setdefault(member, [])
+        if label.strip() and label not in words:
+            words.append(label)
+    return synonyms
 
 
 def slot_problems(slot: SlotDef) -> list[tuple]:

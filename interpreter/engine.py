@@ -42,7 +42,7 @@ from .routing import (KNOWN_ACTS, MOVE, Decision, RoutingError, crossed_slots, e
                       opening_decision, route_turn, waits)
 from .stores.sessions import MemorySessionStore, SessionStore
 from .skills.registry import SkillRegistry
-from .slots import check_profile
+from .slots import apply_sets, check_profile
 from .state import HISTORY_LIMIT, ActionRecord, DialogueState, append_history, unstorable_at
 
 
@@ -247,6 +247,8 @@ class Engine:
                               node_turns=int(speaks), session_turns=int(speaks),
                               focus=focus_node is not None, profile=profile, created_at=now,
                               updated_at=now, version=1)
+        if table.on_enter:  # the session enters its first node too (SPEC 14.5), before its skill
+            state = replace(state, slots=apply_sets(runtime, state.slots, table.on_enter)[0])
         response = None
         if speaks:
             if needs_skill_run(table, state):
@@ -321,6 +323,7 @@ class Engine:
             return decision
         passed: list[tuple[str, str]] = []
         defaults = list(decision.defaults)
+        sets = list(decision.sets)
         complete = False
         while True:
             table = runtime.nodes[target]
@@ -336,26 +339,33 @@ class Engine:
                 state = replace(state, complete=True, complete_reason=hop[1])
                 complete = True
                 break
-            state, stored = self._hop(table, runtime.nodes[hop[0]], state)
+            state, stored, done = self._hop(table, runtime.nodes[hop[0]], state, hop[2])
             defaults += stored
+            if done:  # what the next node's entry routing reads as slots_updated (17.20)
+                sets += done
+                decision = replace(decision, sets=tuple(sets))
             target = hop[0]
         if not passed:
             return decision
         return replace(decision, next_node=target, state=state, complete=complete,
-                       passed=tuple(passed), defaults=tuple(defaults))
+                       passed=tuple(passed), defaults=tuple(defaults), sets=tuple(sets))
 
-    def _hop(self, left: Any, entered: Any, state: DialogueState) -> tuple[DialogueState, tuple]:
-        """The state after one hop of entry routing: `left`'s defaults stored, `entered`'s
-        slots cleared, a fresh visit; the skill result carried unless `entered` runs one."""
-        slots, pending, stored = crossed_slots(self.runtime, left, entered, state.slots,
-                                               state.pending_confirmation, state.profile)
+    def _hop(self, left: Any, entered: Any, state: DialogueState,
+             sets: Any = ()) -> tuple[DialogueState, tuple, tuple]:
+        """The state after one hop of entry routing: the route's `sets` applied, `left`'s
+        defaults stored, `entered`'s slots cleared and its `on_enter` applied (SPEC 17.20), a
+        fresh visit; the skill result carried unless `entered` runs one."""
+        slots, done = apply_sets(self.runtime, state.slots, sets) if sets else (state.slots, ())
+        slots, pending, stored, entered_sets = crossed_slots(
+            self.runtime, left, entered, slots, state.pending_confirmation, state.profile)
+        done += entered_sets
         carried = entered.executor != ir.EXECUTOR_SKILL
         new = replace(state, current_node=entered.id, previous_node=left.id, node_turns=0,
                       fallback_retries=0, fallback_exhausted=False, turn_limit_reached=False,
                       slots=slots, pending_confirmation=pending,
                       skill_status=state.skill_status if carried else "none",
                       skill_data=state.skill_data if carried else {})
-        return new, stored
+        return new, stored, done
 
     def _understand(self, text: str, state: DialogueState,
                     override: NLUResult | dict | None) -> tuple[NLUResult, str | None]:

@@ -72,7 +72,9 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
-# params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7)
+# params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7);
+# and the designer's language (SPEC 14): `set` on transitions and `on_enter`, conditional
+# lines, slot labels and normalize, all trailing defaults of their records
 OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -112,6 +114,8 @@ class Slot(_Record):
     items: str | None = None  # a list slot's item type (one of ITEM_TYPES)
     min_items: int | None = None
     max_items: int | None = None
+    normalize: list[str] = []  # SPEC 14.2: NORMALIZERS applied to a heard text, in order
+    labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
 
 
 class Intent(_Record):
@@ -122,12 +126,43 @@ class Intent(_Record):
     threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
 
 
+# SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
+SET_LITERAL, SET_COPY, SET_ADD = 0, 1, 2
+SET_KINDS = ("literal", "copy", "add")
+# SPEC 14.2: the text normalisations a string slot may declare, applied in written order.
+NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
+
+
+class SlotSet(_Record):
+    """One assignment of a `set`: `value` is the literal (None clears), the index of the slot
+    copied, or the number added (an unfilled slot counts as 0)."""
+
+    slot: int  # slot index
+    kind: int  # SET_LITERAL, SET_COPY or SET_ADD
+    value: Any = None
+
+
+class Line(_Record):
+    """A line of a conditional response (SPEC 14.4): its variants, said when `when` holds."""
+
+    texts: list[str]
+    when: Any = None  # opcode list, or None for always
+
+
+class Lines(_Record):
+    """A response made of conditional lines, joined by `join` (SPEC 14.4, 17.21)."""
+
+    lines: list[Line]
+    join: str = " "
+
+
 class Transition(_Record):
     """One row of a node's ordered table: `next_nodes` entries, then `default_next`."""
 
     target: int  # node index, or STAY
     condition: Any  # opcode list, or None for always
     source: int  # index into Program.source_map
+    sets: list[SlotSet] = []  # applied when the row fires, before the move (SPEC 17.20)
 
 
 class GlobalTransition(_Record):
@@ -135,6 +170,7 @@ class GlobalTransition(_Record):
     target: int
     condition: Any
     source: int
+    sets: list[SlotSet] = []
 
 
 class SafetyRule(_Record):
@@ -185,6 +221,8 @@ class Node(_Record):
     skip_if_filled: bool = True  # a task node whose collect slots are all known is passed
     clear_slots: list[int] = []  # slot indices cleared when a turn enters the node (8.5)
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
+    on_enter: list[SlotSet] = []  # applied on entering, after clear_slots (SPEC 17.20)
+    lines: dict[str, Lines] = {}  # kind -> a response made of conditional lines (SPEC 14.4)
 
 
 class _Header(_Record):
@@ -348,6 +386,9 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
         intent_patterns(intent)
     for i, g in enumerate(body.global_transitions):
         problem = _transition_problem(g, len(body.nodes), len(body.source_labels), fields, False)
+        if problem is None and any(
+                a.kind not in _SET_KINDS or not 0 <= a.slot < len(body.slots) for a in g.sets):
+            problem = "has a set of an unknown kind or slot"
         if problem is not None:
             raise _error(f"transition in global transition {_name(g.name) if g.name else i}",
                          problem)
@@ -392,6 +433,8 @@ def _check_directory(body: Body) -> None:
 
 
 def _check_slot(slot: Slot) -> None:
+    if any(step not in NORMALIZERS for step in slot.normalize):
+        raise _error(f"slot {_name(slot.name)}", "has an unknown normalize step")
     if slot.value_type not in VALUE_TYPES:
         raise _error(f"slot {_name(slot.name)}", f"has value type {_shown(slot.value_type)}, "
                      f"not one of {', '.join(VALUE_TYPES)}")
@@ -426,9 +469,19 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
         problem = _transition_problem(t, len(nodes), nodes.source_count, nodes.fields, True)
         if problem is not None:
             raise _error(f"transition in node {_name(node.id)}", problem)
-    for s in (*node.collect_slots, *node.required_slots, *node.clear_slots):
-        if not 0 <= s < nodes.slot_count:
-            raise _error(f"node {_name(node.id)}", f"names slot index {s}")
+    sets = [a for t in node.transitions for a in t.sets] + list(node.on_enter)
+    for s in (*node.collect_slots, *node.required_slots, *node.clear_slots,
+              *(a.slot for a in sets), *(a.value for a in sets if a.kind == SET_COPY)):
+        if not isinstance(s, int) or not 0 <= s < nodes.slot_count:
+            raise _error(f"node {_name(node.id)}", f"names slot index {_shown(s)}")
+    if any(a.kind not in _SET_KINDS for a in sets):
+        raise _error(f"node {_name(node.id)}", "has a set of an unknown kind")
+    for kind, made in node.lines.items():
+        problem = None if kind in RESPONSE_KINDS and made.lines else "is not usable"
+        for line in made.lines:
+            problem = problem or check_condition(line.when, nodes.fields)
+        if problem is not None:
+            raise _error(f"node {_name(node.id)} lines of {_shown(kind)}", problem)
     for kind, variants in node.responses.items():
         if kind not in RESPONSE_KINDS or not variants:
             problem = "has no variants" if kind in RESPONSE_KINDS else \
@@ -437,6 +490,7 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
 
 
 _EXECUTORS = frozenset(range(len(EXECUTOR_NAMES)))
+_SET_KINDS = frozenset(range(len(SET_KINDS)))
 _END_FLAGS = frozenset(range(len(END_NAMES)))
 
 

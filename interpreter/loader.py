@@ -90,13 +90,14 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns", "max_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins")
+                 "collect_mins", "sets", "on_enter", "slot_labels", "lines")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
     def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
-             min_items: Sequence[int]) -> None:
+             min_items: Sequence[int], slot_labels: dict | None = None,
+             field_count: int = 0) -> None:
         """Set every slot from the decoded node and its routes (`min_items`: by slot index,
         how many items make a list slot known, 0 for the other slots)."""
         self.node = node
@@ -122,6 +123,15 @@ class NodeTable:
         self.clear = tuple(slot_names[i] for i in node.clear_slots)
         self.required_mins = tuple(min_items[i] for i in node.required_slots)
         self.collect_mins = tuple(min_items[i] for i in node.collect_slots)
+        # SPEC 14.5: reason -> the `set` of that route (only the routes that set something)
+        self.sets = {route.reason: t.sets for route, t in zip(routes, node.transitions)
+                     if t.sets}
+        self.on_enter = tuple(node.on_enter)
+        self.slot_labels = slot_labels or None  # SPEC 14.3: slot -> member -> label
+        # SPEC 14.4: kind -> (join, ((test or None, variants), ...)) of conditional lines
+        self.lines = {kind: (made.join, tuple((compile_condition(line.when, field_count),
+                                               tuple(line.texts)) for line in made.lines))
+                      for kind, made in node.lines.items()} or None
 
 
 class _UnbuiltTable(NodeTable):
@@ -157,7 +167,8 @@ class _TableBuilder:
     what routes need, never the runtime or its tables (no reference cycle), and keeps the
     condition of every transition it has seen, by source index (`SourceFields`)."""
 
-    __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions")
+    __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions",
+                 "slot_labels")
 
     def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
         self.nodes = program.nodes
@@ -165,6 +176,7 @@ class _TableBuilder:
         self.field_count = field_count
         self.slot_names = slot_names
         self.min_items = tuple(slot.min_items or 0 for slot in program.slots)
+        self.slot_labels = {slot.name: slot.labels for slot in program.slots if slot.labels}
         self.conditions: dict[int, Any] = {g.source: g.condition
                                            for g in program.global_transitions}
 
@@ -176,7 +188,8 @@ class _TableBuilder:
             raise
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
-        table.fill(node, routes, self.slot_names, self.min_items)
+        table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels,
+                   self.field_count)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 
@@ -246,10 +259,13 @@ class Runtime:
         self.entry = program.entry
         self.language = "ko" if program.language.lower().startswith("ko") else "en"
         builder = _TableBuilder(program, self.field_count, self.slot_names)
+        self.slot_labels = builder.slot_labels  # SPEC 14.3: slot -> member -> label
         self.nodes: tuple[NodeTable, ...] = tuple(
             map(_UnbuiltTable, range(len(node_ids)), node_ids, repeat(builder)))
         self.globals = tuple(self._global(i, g, builder.labels)
                              for i, g in enumerate(program.global_transitions))
+        self.global_sets = {route.reason: g.sets for route, g in
+                            zip(self.globals, program.global_transitions) if g.sets}
         self.source_fields = SourceFields(builder, len(builder.labels))
         # SPEC 8.5: the global transitions that read `system.idle_seconds` (a pause decides
         # them, not the words: routing tries them before the fallback policy)

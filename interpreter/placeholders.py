@@ -6,6 +6,8 @@ the current visit). Out: the text filled. In a response (`fill_placeholders`) a 
 whose placeholder has no value is left out, so the bot never says braces or half a sentence;
 in a skill argument (`fill_argument`) a placeholder without a value becomes empty text.
 A list slot's items read joined by ", " (SPEC 8.2); a boolean in the scenario's words.
+`{{` and `}}` write a literal brace (SPEC 17.23); the compiler refuses any other brace (E112),
+so every `{` the runtime meets opens a placeholder or is half of `{{`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from typing import Any
 
 import msgspec
 
-PLACEHOLDER = re.compile(r"\{(slots|profile|skill\.data)\.([A-Za-z0-9_.\-]+)\}")
+# One scan finds placeholders and escaped braces alike, so `{{slots.x}}` is the literal text
+# `{slots.x}` (the escape is read first, left to right), as in Python's str.format.
+PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(slots|profile|skill\.data)\.([A-Za-z0-9_.\-]+)\}")
+_BRACE = {"{{": "{", "}}": "}"}
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _MISSING = object()
 PLAIN_WORDS = {"true": "true", "false": "false"}  # booleans in skill arguments
@@ -23,9 +28,12 @@ PLAIN_WORDS = {"true": "true", "false": "false"}  # booleans in skill arguments
 
 def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, Any],
                       words: dict[str, str] | None = None,
-                      profile: dict[str, Any] | None = None) -> str:
-    """Substitute placeholders; drop each sentence with a placeholder that has no value."""
-    if "{" not in text:
+                      profile: dict[str, Any] | None = None,
+                      labels: dict[str, dict[str, str]] | None = None) -> str:
+    """Substitute placeholders; drop each sentence with a placeholder that has no value.
+    `labels`: slot -> member -> display text (SPEC 14.3: `{slots.X}` says the label; skill
+    arguments get the raw value, 17.24)."""
+    if not has_markup(text):
         return text
     words = words or PLAIN_WORDS
     sources = (slots, profile or {}, skill_data)
@@ -35,10 +43,16 @@ def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, An
 
         def substitute(match: re.Match) -> str:
             nonlocal unfilled
+            if match.group(1) is None:
+                return _BRACE[match.group(0)]
             value = _value(match, sources)
             if value is _MISSING:
                 unfilled = True
                 return ""
+            if labels and match.group(1) == "slots" and match.group(2) in labels:
+                shown = labels[match.group(2)]
+                value = [shown.get(v, v) for v in value] if isinstance(value, list) \
+                    else shown.get(value, value)
             return format_value(value, words)
         filled = PLACEHOLDER.sub(substitute, sentence)
         if not unfilled:
@@ -50,11 +64,13 @@ def fill_argument(value: Any, slots: dict[str, Any], profile: dict[str, Any]) ->
     """A skill argument with the placeholders of its texts filled (nested lists and objects
     too); a placeholder without a value becomes empty text (SPEC 8.4)."""
     if isinstance(value, str):
-        if "{" not in value:
+        if not has_markup(value):
             return value
         sources = (slots, profile, {})
 
         def substitute(match: re.Match) -> str:
+            if match.group(1) is None:
+                return _BRACE[match.group(0)]
             found = _value(match, sources)
             return "" if found is _MISSING else format_value(found, PLAIN_WORDS)
         return PLACEHOLDER.sub(substitute, value)
@@ -73,9 +89,14 @@ def unfilled_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str
     sources = (slots, profile or {}, skill_data)
     for sentence in _SENTENCE_END.split(text) if "{" in text else ():
         for match in PLACEHOLDER.finditer(sentence):
-            if _value(match, sources) is _MISSING:
+            if match.group(1) is not None and _value(match, sources) is _MISSING:
                 found.append((match.group(0), sentence))
     return found
+
+
+def has_markup(text: str) -> bool:
+    """Whether a text may hold a placeholder or an escaped brace (most texts hold neither)."""
+    return "{" in text or "}" in text
 
 
 _SOURCE = {"slots": 0, "profile": 1, "skill.data": 2}

@@ -50,7 +50,7 @@ from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
 from .understanding.expects import NOTE as EXPECTS_NOTE, unexpected
 from .understanding.nlu import NLUResult
-from .slots import VALIDATION_REASONS, SlotUpdate, apply_slots, check_value
+from .slots import VALIDATION_REASONS, SlotUpdate, apply_sets, apply_slots, check_value
 from .state import DialogueState
 
 ACT_INDEX = {name: i for i, name in enumerate(ir.ACTS)}
@@ -103,6 +103,7 @@ class Decision(msgspec.Struct, frozen=True):
     focus: bool = False  # focus mode: the state did not follow the decision
     defaults: tuple = ()  # ((slot, value), ...) stored on leaving a node (SPEC 8.2)
     passed: tuple = ()  # ((node id, reason), ...) nodes the turn passed through (SPEC 8.3)
+    sets: tuple = ()  # ((slot, value, problem), ...) of `set` and `on_enter` (SPEC 14.5)
 
 
 def read_nlu(runtime: Runtime, nlu: NLUResult) -> tuple[int | None, int, tuple[str, ...]]:
@@ -154,6 +155,7 @@ F_RESUMING = ir.FIELD_INDEX["system.conversation_resuming"]
 F_MIN_TURNS_MET = ir.FIELD_INDEX["system.min_turns_met"]
 F_REQUIRED = ir.FIELD_INDEX["system.required_slots_filled"]
 F_SKILL = ir.FIELD_INDEX["skill.status"]
+F_UPDATED = ir.FIELD_INDEX["system.slots_updated"]
 _CATEGORIES = ir.SAFETY_CATEGORIES  # a tuple: `in` never hashes what a plug-in put there
 SAFETY_NOTE = "null act with a safety finding read as inform"
 
@@ -239,12 +241,17 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         asking = update is not None and update.asked is not None
         kind, target, reason, tier = _choose(runtime, table, facts, missing, outcome, asking)
     complete = kind == COMPLETE  # step 7: the state after the turn, built in one go
-    defaults = ()
+    defaults = done = ()
+    if table.sets or runtime.global_sets:  # SPEC 17.20: the route's set, before the move
+        route_sets = route_sets_of(runtime, table, tier, reason)
+        if route_sets:
+            slots, done = apply_sets(runtime, slots, route_sets)
     if kind == MOVE and not state.focus:
         entered = runtime.nodes[target]
-        if entered.clear or (runtime.defaults and table.collect):
-            slots, pending, defaults = crossed_slots(runtime, table, entered, slots, pending,
-                                                     state.profile)
+        if entered.clear or entered.on_enter or (runtime.defaults and table.collect):
+            slots, pending, defaults, entered_sets = crossed_slots(
+                runtime, table, entered, slots, pending, state.profile)
+            done += entered_sets
         new_state = replace(
             state, current_node=entered.id, previous_node=table.id,
             node_turns=0, session_turns=session_turns, no_input_count=no_input,
@@ -266,18 +273,28 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     return Decision(
         table.index, target, kind, reason, tier, new_state, intent, act, fallback, exhausted,
         missing, turn_limit, complete, resuming, update, notes, facts,
-        outcome.hint if outcome is not None else None, state.focus, defaults)
+        outcome.hint if outcome is not None else None, state.focus, defaults, sets=done)
+
+
+def route_sets_of(runtime: Runtime, table: NodeTable, tier: str, reason: str) -> Any:
+    """The `set` of the route a turn took (None: it sets nothing)."""
+    if tier in ("global", "idle"):
+        return runtime.global_sets.get(reason)
+    if tier in ("next_nodes", "default_next"):
+        return table.sets.get(reason)
+    return None
 
 
 # --- crossing from node to node (SPEC 8.2, 8.3, 8.5) ---------------------------------------
 
 
 def crossed_slots(runtime: Runtime, left: NodeTable, entered: NodeTable, slots: dict,
-                  pending: Any, profile: dict) -> tuple[dict, Any, tuple]:
+                  pending: Any, profile: dict) -> tuple[dict, Any, tuple, tuple]:
     """The slots after leaving `left` and entering `entered`: the defaults of `left`'s collect
     slots that are still empty are stored (a `{profile.NAME}` default only when the profile
     has a value), then `entered`'s `clear_slots` are cleared (a confirmation pending on one
-    of them is dropped). (slots, pending, ((slot, default), ...)); the input is not changed."""
+    of them is dropped), then its `on_enter.set` applies (SPEC 17.20). (slots, pending,
+    ((slot, default), ...), sets as `apply_sets` gives them); the input is not changed."""
     stored = []
     for name in left.collect_names:
         if slots.get(name) is None and name in runtime.defaults:
@@ -291,7 +308,10 @@ def crossed_slots(runtime: Runtime, left: NodeTable, entered: NodeTable, slots: 
         slots = {name: value for name, value in slots.items() if name not in entered.clear}
         if pending is not None and pending.slot in entered.clear:
             pending = None
-    return slots, pending, tuple(stored)
+    done: tuple = ()
+    if entered.on_enter:
+        slots, done = apply_sets(runtime, slots, entered.on_enter)
+    return slots, pending, tuple(stored), done
 
 
 def profile_default(runtime: Runtime, slot: str, value: Any) -> Any:
@@ -310,21 +330,25 @@ def waits(table: NodeTable, slots: dict) -> bool:
 
 
 def entry_route(runtime: Runtime, decision: Decision, state: DialogueState,
-                table: NodeTable) -> tuple[int | None, str] | None:
+                table: NodeTable) -> tuple[int | None, str, Any] | None:
     """The entry routing of a node the turn has just entered that does not wait (SPEC 8.3):
     its `next_nodes`, then `default_next` (no gates, no globals, no fallback), on the turn's
     NLU facts and the node's fresh system facts (node turn 0, its skill status).
-    (target, reason) for a route taken (reason `skip:filled` for a task node passed because
-    its slots are known); (None, "terminal") for a transient end node where the chain
+    (target, reason, sets) for a route taken (reason `skip:filled` for a task node passed
+    because its slots are known; `sets`: the route's `set`); (None, "terminal", ()) for a
+    transient end node where the chain
     completes; None when the node stays after all (it then speaks)."""
     facts = entry_facts(runtime, decision.facts, table, state)
+    if decision.sets:  # SPEC 17.20: sets count for system.slots_updated
+        facts[F_UPDATED] = True
     for route in table.routes:
         if route.test is None or route.test(facts):
             if route.target == ir.STAY:
                 return None
-            return route.target, route.reason if table.transient else "skip:filled"
+            sets = table.sets.get(route.reason, ()) if table.sets else ()
+            return route.target, route.reason if table.transient else "skip:filled", sets
     if table.transient and table.is_end:
-        return None, "terminal"
+        return None, "terminal", ()
     return None
 
 
@@ -348,6 +372,29 @@ def entry_facts(runtime: Runtime, turn_facts: list, table: NodeTable,
     facts[F_SKILL] = state.skill_status
     facts.extend(map(slots.get, runtime.slot_names))
     facts.extend(map(state.profile.get, runtime.profile_names))
+    return facts
+
+
+# The facts of an opening (no NLU ran): a first turn at the node, nothing heard.
+_OPENING_FACTS = [None, NULL, None, "", "none", 0, None, 1, 1, 0, 0, False, False, False,
+                  True, True, "none", False, 0]
+
+
+def speaker_facts(runtime: Runtime, decision: Decision, table: NodeTable,
+                  state: DialogueState) -> list:
+    """The facts a conditional line of the node that speaks reads (SPEC 17.21: that node's,
+    after the move): on a move, the node entered as entry routing sees it; on a stay, the
+    turn's facts; the slots as they are now; sets count for `system.slots_updated`."""
+    turn = decision.facts if decision.facts is not None else _OPENING_FACTS
+    if decision.kind == MOVE or decision.facts is None:
+        facts = entry_facts(runtime, turn, table, state)
+        facts[F_NODE_TURNS] = turn[F_NODE_TURNS] if decision.facts is None else 0
+    else:
+        facts = list(turn[:ir.SLOT_FIELD_BASE])
+        facts.extend(map(state.slots.get, runtime.slot_names))
+        facts.extend(map(state.profile.get, runtime.profile_names))
+    if decision.sets:
+        facts[F_UPDATED] = True
     return facts
 
 
@@ -483,6 +530,9 @@ def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> 
         lines += ["transition " + describe_transition(runtime, source, decision.facts, result)
                   for source, result in evaluations(runtime, decision)]
     lines += [f"slot default: {name} = {_json(value)}" for name, value in decision.defaults]
+    lines += [f"slot stored: {name} = {_json(value)} (set)" if not problem else
+              f"slot dropped: {name} = {_json(value)} (set: {problem})"
+              for name, value, problem in decision.sets]
     lines += [f"passed: {node} ({reason})" for node, reason in decision.passed]
     target = "complete" if decision.next_node is None or decision.complete \
         else runtime.nodes[decision.next_node].id

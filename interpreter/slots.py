@@ -50,6 +50,7 @@ class SlotTables(Protocol):
     loader that builds the rules with it."""
 
     slot_index: dict[str, int]
+    slot_names: Sequence[str]
     slot_rules: Sequence[SlotRule]
 
 AFFIRM, DENY = ir.ACTS.index("affirm"), ir.ACTS.index("deny")
@@ -67,7 +68,7 @@ class SlotRule:
 
     __slots__ = ("index", "name", "kind", "members", "folded", "min", "max", "min_length",
                  "max_length", "pattern", "on_conflict", "slot", "item", "min_items",
-                 "max_items")
+                 "max_items", "normalize")
 
     def __init__(self, index: int, slot: ir.Slot):
         self.index = index
@@ -84,6 +85,7 @@ class SlotRule:
             raise ir.IRError(f"slot {slot.name!r} has an invalid pattern ({error}); fix it "
                              "and recompile with `mgc compile`") from None
         self.on_conflict = slot.on_conflict
+        self.normalize = tuple(slot.normalize)
         self.slot = slot
         # A list slot (SPEC 8.2): each item is checked by `item`, the rule of its item type.
         self.item = SlotRule(index, msgspec.structs.replace(
@@ -170,7 +172,21 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
     if kind == "enum":
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")
-    return _check_text(rule, value.strip())
+    text = value.strip()
+    return _check_text(rule, normalized_text(rule.normalize, text) if rule.normalize else text)
+
+
+_NORMALIZE = {"trim": str.strip, "lower": str.lower, "upper": str.upper,
+              "collapse_spaces": lambda text: " ".join(text.split()),
+              "remove_spaces": lambda text: "".join(text.split())}
+
+
+def normalized_text(steps: Sequence[str], text: str) -> str:
+    """A heard text after a slot's `normalize` steps (SPEC 14.2), in written order: "rx
+    7654321" with upper and remove_spaces is "RX7654321", which its pattern then checks."""
+    for step in steps:
+        text = _NORMALIZE[step](text)
+    return text
 
 
 def _check_items(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
@@ -287,3 +303,32 @@ def apply_slots(runtime: SlotTables, slots: dict[str, Any], pending: PendingConf
 
 
 _RESOLVED = {AFFIRM: "confirmed", DENY: "declined"}  # any other understood act: "expired"
+
+
+def apply_sets(runtime: SlotTables, slots: dict[str, Any],
+               sets: Sequence[ir.SlotSet]) -> tuple[dict[str, Any], tuple]:
+    """The slots after the `set` assignments of a route or an `on_enter` (SPEC 14.5, 17.20),
+    in written order, each reading the slots as the earlier ones left them; and
+    ((slot, value, problem), ...) for the trace, problem "" when stored. A literal null (or a
+    copy of an unfilled slot) clears; `add` counts an unfilled slot as 0; a result the slot
+    refuses (out of its bounds) is dropped with the reason. The input dict is not changed."""
+    new = dict(slots)
+    done = []
+    for assignment in sets:
+        index = assignment.slot
+        name = runtime.slot_names[index]
+        if assignment.kind == ir.SET_COPY:
+            value = new.get(runtime.slot_names[assignment.value])
+        elif assignment.kind == ir.SET_ADD:
+            value = (new.get(name) or 0) + assignment.value
+        else:
+            value = assignment.value
+        if value is None:
+            new.pop(name, None)
+            done.append((name, None, ""))
+            continue
+        ok, normal, reason = check_value(runtime.slot_rules[index], value)
+        if ok:
+            new[name] = normal
+        done.append((name, normal if ok else value, "" if ok else reason))
+    return new, tuple(done)

@@ -282,6 +282,10 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
         member = folded.get(value.strip().casefold())
         return (member is not None), (member if member is not None else value)
     text = value.strip()
+    for step in slot.get("normalize", ()):  # SPEC 14.2, in written order
+        text = {"trim": str.strip, "lower": str.lower, "upper": str.upper,
+                "collapse_spaces": lambda t: " ".join(t.split()),
+                "remove_spaces": lambda t: "".join(t.split())}[step](text)
     if kind == "email" and not _EMAIL.fullmatch(text):
         return False, text
     if slot.get("min_length") is not None and len(text) < slot["min_length"]:
@@ -314,13 +318,49 @@ class Oracle:
         acts = graph.get("closing_acts", DEFAULT_CLOSING_ACTS)
         self.closing = {_act_name(a) for a in acts} - {"null"}  # null never closes
         self.globals = graph.get("global_transitions", [])
+        self.groups: dict[str, list] = graph.get("route_groups", {})  # SPEC 14.6
         self.ends = {node_id for node_id, node in self.nodes.items() if self._is_end(node)}
         self._params: dict[str, dict] = {}
 
-    @staticmethod
-    def _is_end(node: dict) -> bool:
-        edges = [t for t in node.get("next_nodes", []) if "target" in t]
+    def _is_end(self, node: dict) -> bool:
+        edges = [t for t, _ in self.rows(node) if "target" in t]
         return bool(node.get("terminal")) or (not edges and node.get("default_next") is None)
+
+    def rows(self, node: dict) -> list[tuple[dict, str]]:
+        """(rule, reason) of a node's own routes: `next_nodes`, then its route groups' rows
+        (SPEC 14.6: `route:NAME[i]`; a row whose target is the node itself is a stay), then
+        `default_next` (a node id, or an object with a `set`, 17.20)."""
+        out = [(rule, f"next_nodes[{i}]" if "target" in rule else f"stay:next_nodes[{i}]")
+               for i, rule in enumerate(node.get("next_nodes", []))]
+        for name in node.get("routes", []):
+            for i, rule in enumerate(self.groups[name]):
+                if rule.get("target") == node["id"] or "target" not in rule:
+                    out.append(({k: v for k, v in rule.items() if k != "target"},
+                                f"stay:route:{name}[{i}]"))
+                else:
+                    out.append((rule, f"route:{name}[{i}]"))
+        written = node.get("default_next")
+        if written is not None:
+            rule = {"target": written} if isinstance(written, str) else written
+            out.append((rule, "default_next"))
+        return out
+
+    def apply_set(self, slots: dict, sets: dict | None) -> bool:
+        """SPEC 14.5, 17.20: a `set` applied to `slots` in place, in written order; whether
+        it wrote anything. null (or a copy of an unfilled slot) clears; add counts an
+        unfilled slot as 0; a result the slot refuses is dropped."""
+        for name, value in (sets or {}).items():
+            if isinstance(value, dict) and "copy" in value:
+                value = slots.get(value["copy"])
+            elif isinstance(value, dict) and "add" in value:
+                value = (slots.get(name) or 0) + value["add"]
+            if value is None:
+                slots.pop(name, None)
+                continue
+            ok, normal = check_slot_value(self.slots[name], value)
+            if ok:
+                slots[name] = normal
+        return bool(sets)
 
     def params(self, node_id: str) -> dict:
         """The routing parameters of a node, defaults filled in (SPEC 2.2, 8.3, 8.5)."""
@@ -380,9 +420,10 @@ class Oracle:
                  "session_turns": int(speaks), "no_input": 0, "not_understood": 0,
                  "retries": 0, "turn_limit": False, "slots": {}, "pending": None,
                  "skill": "none", "complete": False, "profile": self.check_profile(profile)}
+        self.apply_set(state["slots"], self.nodes[self.entry].get("on_enter", {}).get("set"))
         if speaks:
             state["skill"] = self.skill_status(self.entry, state)
-        return state, Step(self.entry, self.entry, "opening", False, {})
+        return state, Step(self.entry, self.entry, "opening", False, dict(state["slots"]))
 
     def skill_status(self, node_id: str, state: dict | None = None) -> str:
         """The skill result of a node's run ("none" for a node without a skill); the
@@ -511,7 +552,7 @@ class Oracle:
             state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
         new = dict(state, session_turns=state["session_turns"] + 1, node_turns=node_turns,
-                   slots=slots, pending=pending,
+                   slots=slots, pending=pending, set_this_turn=False,
                    no_input=state["no_input"] + 1 if act == "silence" else 0,
                    not_understood=state["not_understood"] + 1 if act == "null" else 0)
         fallback = act in ("silence", "null")
@@ -537,6 +578,7 @@ class Oracle:
             for i, rule in enumerate(self.globals):  # IMPL (README): tier `idle`
                 if rule["target"] != here and self.reads_idle(rule) \
                         and evaluate(rule["condition"], seen):
+                    self.set_of_route(new, here, _label(rule, i))
                     return self._after(new, here, "move", rule["target"], _label(rule, i), seen)
             new["retries"] = retries + 1
             kind = "no_input" if act == "silence" else "not_understood"
@@ -547,7 +589,19 @@ class Oracle:
         new["turn_limit"] = state["turn_limit"] or limit_hit
         turn_facts = facts(new["turn_limit"])
         kind, target, reason = self.route(here, turn_facts, new["turn_limit"], missing, asked)
+        self.set_of_route(new, here, reason)
         return self._after(new, here, kind, target, reason, turn_facts)
+
+    def set_of_route(self, new: dict, here: str, reason: str) -> None:
+        """The `set` of the route taken (a global, a row, a group row, default_next), applied
+        before the move (SPEC 17.20)."""
+        rules = [(rule, _label(rule, i)) for i, rule in enumerate(self.globals)]
+        rules += self.rows(self.nodes[here])
+        sets = next((rule.get("set") for rule, label in rules if label == reason), None)
+        if sets:
+            slots = dict(new["slots"])
+            self.apply_set(slots, sets)
+            new.update(slots=slots, set_this_turn=True)
 
     def facts(self, new: dict, text: str, nlu: dict | None, act: str, intent: str | None,
               fallback: bool, missing: list) -> dict:
@@ -591,14 +645,9 @@ class Oracle:
                 return "stay", here, "gate:required_slots"
             if asked:
                 return "stay", here, "gate:confirmation"
-        node = self.nodes[here]
-        for i, rule in enumerate(node.get("next_nodes", [])):
+        for rule, reason in self.rows(self.nodes[here]):
             if evaluate(rule.get("condition"), facts):
-                if "target" in rule:
-                    return "move", rule["target"], f"next_nodes[{i}]"
-                return "stay", here, f"stay:next_nodes[{i}]"
-        if node.get("default_next") is not None:
-            return "move", node["default_next"], "default_next"
+                return ("move" if "target" in rule else "stay"), rule.get("target", here), reason
         if here in self.ends:
             return "complete", None, "terminal"
         return "stay", here, "no_route"
@@ -638,6 +687,8 @@ class Oracle:
             slots.pop(name, None)
         if new["pending"] is not None and new["pending"][0] in cleared:
             new["pending"] = None
+        if self.apply_set(slots, self.nodes[entered].get("on_enter", {}).get("set")):
+            new["set_this_turn"] = True
         new.update(slots=slots, node=entered, previous=left, node_turns=0, retries=0,
                    turn_limit=False)
 
@@ -653,13 +704,12 @@ class Oracle:
         """A node that does not wait: (target, reason) for a hop, (None, "terminal") when a
         transient end node completes, None when it waits after all."""
         node, transient = self.nodes[node_id], self.params(node_id)["transient"]
-        for i, rule in enumerate(node.get("next_nodes", [])):
+        for rule, reason in self.rows(node):
             if evaluate(rule.get("condition"), facts):
                 if "target" not in rule:
                     return None  # a stay: it waits
-                return rule["target"], f"next_nodes[{i}]" if transient else "skip:filled"
-        if node.get("default_next") is not None:
-            return node["default_next"], "default_next" if transient else "skip:filled"
+                self._hop_set = rule.get("set")
+                return rule["target"], reason if transient else "skip:filled"
         if transient and node_id in self.ends:
             return None, "terminal"
         return None
@@ -677,6 +727,8 @@ class Oracle:
             "system.min_turns_met": 0 >= self.params(here)["min_turns"],
             "system.required_slots_filled": not self.missing(here, new["slots"]),
             "skill.status": new["skill"]})
+        if new.get("set_this_turn"):  # 17.20: sets count for system.slots_updated
+            facts["system.slots_updated"] = True
         facts.update(self.value_facts(new))
         return facts
 
@@ -697,6 +749,9 @@ class Oracle:
             if target is None:
                 new.update(complete=True, complete_reason="terminal")
                 return tuple(passed)
+            slots = dict(new["slots"])
+            self.apply_set(slots, self._hop_set)
+            new["slots"] = slots
             self.cross(new, here, target)
             if self.params(target)["skill"]:
                 new["skill"] = "none"  # else the skill result is carried

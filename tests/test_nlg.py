@@ -33,6 +33,36 @@ def test_fill_placeholders(text, slots, data, expected):
     assert fill_placeholders(text, slots, data, KO) == expected
 
 
+@pytest.mark.parametrize("text,slots,expected", [
+    ("{{literal}} and {slots.a}.", {"a": "x"}, "{literal} and x."),
+    ("{{slots.a}} is written so.", {"a": "x"}, "{slots.a} is written so."),  # escape first
+    ("a }} b {{", {}, "a } b {"),
+    ("{{{slots.a}}}", {"a": "x"}, "{x}"),
+])
+def test_doubled_braces_are_literal_braces(text, slots, expected):
+    """SPEC 17.23: `{{` and `}}` write literal braces, in responses and skill arguments."""
+    assert fill_placeholders(text, slots, {}, KO) == expected
+    from interpreter.placeholders import fill_argument
+    assert fill_argument(text, slots, {}) == expected
+
+
+def test_a_slot_question_is_filled_like_a_response():
+    """SPEC 14.8: `{slots.X}` in a question is filled (the designer's case: it was said
+    literally); a question whose every sentence lacks a value falls back to the common ask."""
+    b = ProgramBuilder(language="en")
+    b.slot("branch", "string")
+    b.slot("when", "string", required=True,
+           question="When will you pick it up at {slots.branch}?", description="pickup day")
+    b.node("start", collect=["branch"]).default("ask")
+    b.node("ask", collect=["when"]).default("done")
+    b.node("done", responses={"default": "Done."})
+    e = started(b)
+    said = e.turn("s", "Northgate", nlu("inform", branch="Northgate")).response
+    assert said == "When will you pick it up at Northgate?"
+    said = started(b).turn("s", "hm", nlu("inform")).response
+    assert "{" not in said and "pickup day" in said
+
+
 def test_fill_is_not_python_formatting():
     assert fill_placeholders("{0} {slots.x.__class__}", {"x": "y"}, {}) == ""
     assert fill_placeholders("{0} 그대로", {}, {}) == "{0} 그대로"

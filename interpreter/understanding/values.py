@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import ir, patterns
+from ..slots import normalized_text
 from . import lexicon as lex
 from .text import normalise, span_negated
 
@@ -79,6 +80,7 @@ class PatternReader:
         # checked when the IR was loaded (`slots.SlotRule`); a hand-built program's refused
         # pattern raises `patterns.PatternError` here
         self.full = patterns.compile_pattern(slot.pattern, patterns.SLOT)
+        self.normalize = tuple(slot.normalize)  # SPEC 14.2, 17.19: before the pattern
         body = lex.unanchored(slot.pattern)
         try:
             self.search = patterns.compile_pattern(body, _SLOT_SEARCH) if body else None
@@ -97,8 +99,11 @@ class PatternReader:
         return found
 
     def read(self, raw: str) -> str | None:
-        """The value the utterance holds, or None."""
+        """The value the utterance holds, or None; with `normalize`, the whole answer is tried
+        normalised first (17.19: "rx 7654321" is the value RX7654321)."""
         answer = lex.free_text(raw)
+        if answer and self.normalize:
+            return self._normalized_span(answer)
         if answer and patterns.fullmatches(self.full, answer):
             return answer
         if self.search is None:
@@ -115,6 +120,20 @@ class PatternReader:
         return None
 
 
+    def _normalized_span(self, answer: str) -> str | None:
+        """17.19: the longest run of words, earliest first, that is the value once
+        normalised ("my number is rx 765 4321" -> RX7654321); the whole answer first. Only
+        the first `_SPAN_WORDS` words are tried, so the cost stays bounded."""
+        words = answer.split()[:_SPAN_WORDS]
+        for size in range(len(words), 0, -1):
+            for start in range(len(words) - size + 1):
+                value = normalized_text(self.normalize, " ".join(words[start:start + size]))
+                if value and patterns.fullmatches(self.full, value):
+                    return value
+        return None
+
+
+_SPAN_WORDS = 12
 _SLOT_SEARCH = patterns.Use(patterns.SLOT.flags, True, "pattern")
 
 

@@ -39,18 +39,24 @@ are Korean or English after `program.language`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Protocol
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 import msgspec
 
 from ..executors import missing_slots
-from ..placeholders import fill_placeholders, format_value, unfilled_placeholders  # noqa: F401
-from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision
+from ..placeholders import (fill_placeholders, format_value, has_markup,  # noqa: F401
+                            unfilled_placeholders)
+from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision, speaker_facts
 from .variants import Candidates, Choice, choose
 
 if TYPE_CHECKING:
     from ..loader import NodeTable, Runtime
     from ..state import DialogueState, PendingConfirmation
+
+# The reply being made (runtime, decision): what conditional lines read their facts from. A
+# context variable, so one TemplateNLG serves concurrent sessions (threads, tasks) safely.
+_SPEAKING: ContextVar[tuple[Any, Any]] = ContextVar("mago_speaking")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "ko": {
@@ -162,7 +168,11 @@ class TemplateNLG:
         if pending is not None and decision.tier != "safety":  # help first, questions later
             prefix = _confirm_question(runtime, pending, words) + " "
         chain = self._chain(decision, runtime, state, words)
-        choice = choose(chain, state.rotation, state.last_said(), prefix)
+        token = _SPEAKING.set((runtime, decision))
+        try:
+            choice = choose(chain, state.rotation, state.last_said(), prefix)
+        finally:
+            _SPEAKING.reset(token)
         self._said(choice, state)
         source = choice.source
         variants = tuple(source.texts) if source is not None and len(source.raw) > 1 else ()
@@ -199,7 +209,7 @@ class TemplateNLG:
             return
         invalid = decision.slot_update.invalid if decision.slot_update is not None else ()
         if invalid:
-            question = _ask(runtime, invalid[0], words)
+            question = _ask(runtime, invalid[0], words, state)
             yield Candidates(None, tuple(f"{said} {question}"
                                          for said in _common(runtime, "invalid").texts))
             return
@@ -207,7 +217,7 @@ class TemplateNLG:
             yield self._variants(table, "turn_limit", state, words)
         if decision.reason == "gate:required_slots" and decision.missing_slots:
             # the question, or it asked again; not the default, which may ask what is known
-            question = _ask(runtime, decision.missing_slots[0], words)
+            question = _ask(runtime, decision.missing_slots[0], words, state)
             yield Candidates(None, (question, words["ask_again"].replace("{question}", question)))
         elif decision.fallback is not None:
             yield from self._reprompt(runtime, table, decision.fallback, state, words)
@@ -249,22 +259,51 @@ class TemplateNLG:
                words: dict[str, str]) -> Candidates:
         """The question of the node's first missing slot (required first), if any."""
         for index in missing_slots(table, state.slots) or _unfilled(table, state):
-            return Candidates(None, (_ask(runtime, index, words),))
+            return Candidates(None, (_ask(runtime, index, words, state),))
         return Candidates(None, ())
 
     def _variants(self, table: NodeTable, kind: str, state: DialogueState,
                   words: dict[str, str]) -> Candidates:
         """The node's `responses.KIND` variants, placeholders filled (skill data only where
-        the skill ran: the current node)."""
+        the skill ran: the current node); a response of conditional lines says the lines
+        whose `when` holds (`_lines`)."""
+        if table.lines is not None and kind in table.lines:
+            return self._lines(table, kind, state, words)
         texts = table.responses.get(kind, ())
         said = texts
         for text in texts:
-            if "{" in text:  # filled only where there is something to fill (the hot path)
+            if has_markup(text):  # filled only where there is something to fill (the hot path)
                 data = state.skill_data if table.id == state.current_node else {}
-                said = [fill_placeholders(text, state.slots, data, words, state.profile)
-                        for text in texts]
+                said = [fill_placeholders(text, state.slots, data, words, state.profile,
+                                          table.slot_labels) for text in texts]
                 break
         return Candidates(table.id + ":" + kind, said, texts)
+
+
+    def _lines(self, table: NodeTable, kind: str, state: DialogueState,
+               words: dict[str, str]) -> Candidates:
+        """SPEC 14.4, 17.21: the lines whose `when` holds on the facts of the node that
+        speaks, joined; variant k of the response joins variant k of each line (each line
+        cycling through its own), so the rotation and the no-repeat rule see the joined
+        text. No line holds: nothing to say (the usual fallbacks follow)."""
+        speaking = _SPEAKING.get(None)  # None: asked outside a reply (only `when`-less lines)
+        joiner, lines = table.lines[kind]
+        facts = speaker_facts(speaking[0], speaking[1], table, state) if speaking and any(
+            test is not None for test, _ in lines) else None
+        said = [texts for test, texts in lines
+                if test is None or (facts is not None and test(facts))]
+        if not said:
+            return Candidates(None, ())
+        data = state.skill_data if table.id == state.current_node else {}
+        count = max(len(texts) for texts in said)
+        raw, filled = [], []
+        for k in range(count):
+            picked = [texts[k % len(texts)] for texts in said]
+            raw.append(joiner.join(picked))
+            parts = [fill_placeholders(text, state.slots, data, words, state.profile,
+                                       table.slot_labels) for text in picked]
+            filled.append(joiner.join(part for part in parts if part))
+        return Candidates(table.id + ":" + kind, filled, raw)
 
 
 def _common(runtime: Runtime, key: str) -> Candidates:
@@ -279,11 +318,17 @@ def _unfilled(table: NodeTable, state: DialogueState) -> tuple[int, ...]:
                  if slots.get(name) is None)
 
 
-def _ask(runtime: Runtime, index: int, words: dict[str, str]) -> str:
-    """The slot's question, else a common question naming it."""
+def _ask(runtime: Runtime, index: int, words: dict[str, str], state: DialogueState) -> str:
+    """The slot's question, its placeholders filled like a response's (SPEC 14.8), else a
+    common question naming it (also when every sentence of the question needs a value that
+    is not there)."""
     slot = runtime.program.slots[index]
-    if slot.question:
-        return slot.question
+    question = slot.question
+    if question and has_markup(question):
+        question = fill_placeholders(question, state.slots, {}, words, state.profile,
+                                     runtime.slot_labels)
+    if question:
+        return question
     return words["ask_slot"].replace("{slot}", slot.description or slot.name)
 
 
