@@ -214,9 +214,15 @@ def declarations(scenario: Any) -> list[ir.SkillDecl]:
             [ir.SkillField(arg, spec.type, spec.required) for arg, spec in decl.arguments.items()],
             [ir.SkillField(field, spec.type) for field, spec in decl.result.items()],
             url=decl.url or "", headers=sorted(decl.headers.items()),
-            **{key: value for key, value in (("timeout_seconds", decl.timeout_seconds),
+            **{key: value for key, value in (("timeout_seconds", _seconds(decl.timeout_seconds)),
                                              ("retries", decl.retries)) if value is not None}))
     return found
+
+
+def _seconds(value: float | None) -> float | None:
+    """A budget as the IR keeps it: a float, so that an encoded and a decoded program encode
+    alike (`5` would decode as `5.0`)."""
+    return None if value is None else float(value)
 
 
 # --- mgc inspect ----------------------------------------------------------------------------

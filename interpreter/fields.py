@@ -348,7 +348,7 @@ class SkillDecl(_SkillRecord):
     arguments: list[SkillField] = []
     result: list[SkillField] = []
     url: str = ""
-    timeout_seconds: float = WEBHOOK_DEFAULT_SECONDS
+    timeout_seconds: float = float(WEBHOOK_DEFAULT_SECONDS)  # a float in the IR, as decoded
     retries: int = WEBHOOK_DEFAULT_RETRIES
     headers: list[tuple[str, str]] = []
 

@@ -1,7 +1,7 @@
 """Shared test helpers: hypothesis profiles, the repository root, `mgc` as a separate process.
 
 Profiles: `ci` (the default, used by `make test`) is derandomized, so every CI run checks the
-same examples; `long` (`make fuzz`) is randomized with `MAGO_FUZZ_SCALE` (default 20) times
+same examples, and reports a failure unshrunk (`shrink` is the same with shrinking); `long` (`make fuzz`) is randomized with `MAGO_FUZZ_SCALE` (default 20) times
 as many examples for every property, and keeps its example database under build/, so a
 failure found once is replayed first next time. Properties set their count with `examples(n)`:
 n in `ci`, n x scale in `long`.
@@ -15,14 +15,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 SCALE = int(os.environ.get("MAGO_FUZZ_SCALE", "20")) if PROFILE == "long" else 1
-settings.register_profile("ci", derandomize=True, deadline=None, database=None)
+# The ci profile does not shrink: a failure is reported as found, at once, instead of after
+# minutes of shrinking on a 2-core machine (rerun it with HYPOTHESIS_PROFILE=shrink to get the
+# smallest example).
+settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
+settings.register_profile("shrink", derandomize=True, deadline=None, database=None)
 settings.register_profile(
     "long", max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow],
     database=DirectoryBasedExampleDatabase(str(ROOT / "build" / "hypothesis")))

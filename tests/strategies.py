@@ -2190,7 +2190,7 @@ def _fam_E113(draw, doc):
         return doc, ("graph", "nodes", i, "params", "skill")
     if case == "argument":
         params["skill"] = "weather"
-        params["skill_args"] = {"city": draw(st.sampled_from(["Seoul", "{slots.x}", 3]))}
+        params["skill_args"] = {"city": draw(st.sampled_from(["Seoul", "Busan", 3]))}
         return doc, ("graph", "nodes", i, "params", "skill_args", "city")
     hook: dict[str, Any] = {"type": "webhook", "url": "https://orders.example.com/status"}
     if case == "url":
