@@ -323,7 +323,7 @@ WEBHOOK_DEFAULT_RETRIES = 2
 
 
 class _SkillRecord(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_fields=True):
-    pass  # the IR's record form (ir._Record), kept here beside the skill value types
+    pass  # the IR's record form (ir._Record), for the small records ir.py re-exports
 
 
 class SkillField(_SkillRecord):
@@ -385,3 +385,66 @@ def skill_problem(decls: Sequence[SkillDecl]) -> tuple[str, str] | None:
                                            and 0 <= decl.retries <= 100):
             return decl.name, "has a timeout or retries out of bounds"
     return None
+
+
+# --- small records of the IR (re-exported by `ir`, which keeps the program's shape) -------
+
+
+class SlotSet(_SkillRecord):
+    """One assignment of a `set`: `value` is the literal (None clears), the index of the slot
+    copied, or the number added (an unfilled slot counts as 0)."""
+
+    slot: int  # slot index
+    kind: int  # SET_LITERAL, SET_COPY or SET_ADD
+    value: Any = None
+
+
+class Line(_SkillRecord):
+    """A line of a conditional response (SPEC 14.4): its variants, said when `when` holds."""
+
+    texts: list[str]
+    when: Any = None  # opcode list, or None for always
+
+
+class Lines(_SkillRecord):
+    """A response made of conditional lines, joined by `join` (SPEC 14.4, 17.21)."""
+
+    lines: list[Line]
+    join: str = " "
+
+
+class SafetyRule(_SkillRecord):
+    """A `graph.safety` rule: a turn whose safety category is `category` goes to `target`
+    (holds there when it is the current node), before any other routing (SPEC 10)."""
+
+    category: str  # one of SAFETY_CATEGORIES
+    target: int  # node index
+    source: int  # index into Program.source_map (label `safety:CATEGORY`)
+    name: str | None = None
+
+
+class SafetyPattern(_SkillRecord):
+    """A scenario's own crisis expression (`safety.patterns`), added to the built-in lexicon."""
+
+    category: str
+    pattern: str  # a regex with a bounded matching time (`patterns.INTENT`)
+    negatable: bool = True  # SPEC 13.4: a negation outside the match cancels it
+
+
+class SourceEntry(_SkillRecord):
+    """Where a transition came from: JSON pointer, reason label and display text."""
+
+    pointer: str
+    label: str  # "next_nodes[2]", "default_next", "global:NAME" or "global[i]"
+    display: str  # the condition in expression syntax ("" when unconditional)
+
+
+class Intent(_SkillRecord):
+    """A declared intent: its examples and patterns for the rules NLU, its threshold."""
+
+    name: str
+    description: str = ""
+    examples: list[str] = []
+    patterns: list[str] = []
+    threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
+

@@ -64,7 +64,8 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
                      INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
                      NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
                      SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
-                     TEXT_KINDS, VALUE_TYPES, BUILTIN_SKILLS, FieldType, SkillDecl, SkillField,
+                     TEXT_KINDS, VALUE_TYPES, BUILTIN_SKILLS, FieldType, Intent, Line, Lines,
+                     SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry,
                      _name, _shown, check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem
 
@@ -118,42 +119,11 @@ class Slot(_Record):
     labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
 
 
-class Intent(_Record):
-    name: str
-    description: str = ""
-    examples: list[str] = []
-    patterns: list[str] = []
-    threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
-
-
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
 SET_LITERAL, SET_COPY, SET_ADD = 0, 1, 2
 SET_KINDS = ("literal", "copy", "add")
 # SPEC 14.2: the text normalisations a string slot may declare, applied in written order.
 NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
-
-
-class SlotSet(_Record):
-    """One assignment of a `set`: `value` is the literal (None clears), the index of the slot
-    copied, or the number added (an unfilled slot counts as 0)."""
-
-    slot: int  # slot index
-    kind: int  # SET_LITERAL, SET_COPY or SET_ADD
-    value: Any = None
-
-
-class Line(_Record):
-    """A line of a conditional response (SPEC 14.4): its variants, said when `when` holds."""
-
-    texts: list[str]
-    when: Any = None  # opcode list, or None for always
-
-
-class Lines(_Record):
-    """A response made of conditional lines, joined by `join` (SPEC 14.4, 17.21)."""
-
-    lines: list[Line]
-    join: str = " "
 
 
 class Transition(_Record):
@@ -171,32 +141,6 @@ class GlobalTransition(_Record):
     condition: Any
     source: int
     sets: list[SlotSet] = []
-
-
-class SafetyRule(_Record):
-    """A `graph.safety` rule: a turn whose safety category is `category` goes to `target`
-    (holds there when it is the current node), before any other routing (SPEC 10)."""
-
-    category: str  # one of SAFETY_CATEGORIES
-    target: int  # node index
-    source: int  # index into Program.source_map (label `safety:CATEGORY`)
-    name: str | None = None
-
-
-class SafetyPattern(_Record):
-    """A scenario's own crisis expression (`safety.patterns`), added to the built-in lexicon."""
-
-    category: str
-    pattern: str  # a regex with a bounded matching time (`patterns.INTENT`)
-    negatable: bool = True  # SPEC 13.4: a negation outside the match cancels it
-
-
-class SourceEntry(_Record):
-    """Where a transition came from: JSON pointer, reason label and display text."""
-
-    pointer: str
-    label: str  # "next_nodes[2]", "default_next", "global:NAME" or "global[i]"
-    display: str  # the condition in expression syntax ("" when unconditional)
 
 
 class Node(_Record):

@@ -162,7 +162,8 @@ class IrFormat(ReferenceDirective):
         yield f"Format version: **{ir.FORMAT_VERSION}**."
         yield ""
         records = [value for value in vars(ir).values() if isinstance(value, type) and
-                   issubclass(value, msgspec.Struct) and value.__module__ == ir.__name__]
+                   issubclass(value, msgspec.Struct)
+                   and value.__module__ in (ir.__name__, "interpreter.fields")]
         for record in records:
             yield from title(record.__name__, "-")
             doc = (record.__doc__ or "").strip()
