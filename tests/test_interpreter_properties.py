@@ -253,8 +253,8 @@ def test_fallback_never_holds_a_node_beyond_its_budget(scenario, turns, bot_firs
             held += 1
             assert silent and result.next_node == node
             assert held <= budget[node], f"{node} re-prompted {held} times, budget {budget[node]}"
-        elif silent:
-            assert held == budget[node], "routing ran before the budget was spent"
+        elif silent and result.decision.tier != "idle":  # an idle global comes before the
+            assert held == budget[node], "routing ran before the budget was spent"  # re-prompt
         else:
             held = 0
         moved = result.reason.startswith(("next_nodes", "global", "default_next"))

@@ -33,6 +33,7 @@ from ..ir import SAFETY_REASON
 from ..loader import Runtime
 from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
+from ..understanding.morph import load_for as load_analysers
 from . import api
 from .alerts import Alerts
 from .connections import GuardedProtocol, Limits
@@ -243,6 +244,7 @@ class ServiceApp:
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
         await asyncio.to_thread(warm_up, list(self.scenarios.values()))
+        await asyncio.to_thread(load_analysers, [s.runtime.program for s in self.scenarios.values()])
         self._sweeper = asyncio.create_task(self.sweep_forever())
 
     def _recorder(self) -> Any:

@@ -152,7 +152,9 @@ def check_files_writable(path: str) -> None:
     SQLite maps the shared-memory file, and one it cannot write (immutable, a read-only
     mount) kills the process with a bus error instead of an error."""
     for name in (path, path + "-wal", path + "-shm"):
-        if os.path.exists(name) and not os.access(name, os.W_OK):
+        # access() is false for a file that is gone, and another process's last connection
+        # removes the -wal and -shm files as it closes: ask again after seeing it there
+        if not os.access(name, os.W_OK) and os.path.exists(name) and not os.access(name, os.W_OK):
             raise sqlite3.OperationalError(f"{name} is read-only (or immutable); make it "
                                            "writable")
 

@@ -146,6 +146,17 @@ def preload_for(program) -> None:
         preload(program.language)
 
 
+def load_for(programs) -> None:
+    """Load, and wait for, the analysers the programs' rules NLU will read with (`mgi serve`
+    does this before a worker answers, so that no first turn waits seconds for one). A load
+    that fails is reported by the first analysis, in the turn, as it would be without this."""
+    for program in programs:
+        preload_for(program)
+    for loader in _LOADERS.values():
+        if loader._thread is not None:
+            loader._thread.join()
+
+
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:
     """The word -> lemmas function of `language`, waiting for it to load."""
     return _LOADERS[primary(language)].get()
