@@ -75,6 +75,11 @@ class _Loader:
         except BaseException as error:  # reported at the first analysis, in the turn
             self._error = error
 
+    def wait(self) -> None:
+        """Wait for a load that was started; nothing when none was."""
+        if self._thread is not None:
+            self._thread.join()
+
     def get(self) -> Callable[[str], tuple[str, ...]]:
         self.start()
         assert self._thread is not None
@@ -153,8 +158,7 @@ def load_for(programs) -> None:
     for program in programs:
         preload_for(program)
     for loader in _LOADERS.values():
-        if loader._thread is not None:
-            loader._thread.join()
+        loader.wait()
 
 
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:
