@@ -322,11 +322,11 @@ WEBHOOK_DEFAULT_SECONDS = 5
 WEBHOOK_DEFAULT_RETRIES = 2
 
 
-class _SkillRecord(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_fields=True):
+class _SmallRecord(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_fields=True):
     pass  # the IR's record form (ir._Record), for the small records ir.py re-exports
 
 
-class SkillField(_SkillRecord):
+class SkillField(_SmallRecord):
     """A declared argument (with `required`) or result field of a skill."""
 
     TYPES: ClassVar[tuple[str, ...]] = SKILL_VALUE_TYPES
@@ -336,7 +336,7 @@ class SkillField(_SkillRecord):
     required: bool = False
 
 
-class SkillDecl(_SkillRecord):
+class SkillDecl(_SmallRecord):
     """A skill the scenario may run: a python entry point, a webhook, or a built-in. A
     webhook's `url` and header values are kept as written: a `${NAME}` form is resolved when
     the scenario is loaded to run, so no secret is ever in the IR."""
@@ -390,7 +390,7 @@ def skill_problem(decls: Sequence[SkillDecl]) -> tuple[str, str] | None:
 # --- small records of the IR (re-exported by `ir`, which keeps the program's shape) -------
 
 
-class SlotSet(_SkillRecord):
+class SlotSet(_SmallRecord):
     """One assignment of a `set`: `value` is the literal (None clears), the index of the slot
     copied, or the number added (an unfilled slot counts as 0)."""
 
@@ -399,21 +399,21 @@ class SlotSet(_SkillRecord):
     value: Any = None
 
 
-class Line(_SkillRecord):
+class Line(_SmallRecord):
     """A line of a conditional response (SPEC 14.4): its variants, said when `when` holds."""
 
     texts: list[str]
     when: Any = None  # opcode list, or None for always
 
 
-class Lines(_SkillRecord):
+class Lines(_SmallRecord):
     """A response made of conditional lines, joined by `join` (SPEC 14.4, 17.21)."""
 
     lines: list[Line]
     join: str = " "
 
 
-class SafetyRule(_SkillRecord):
+class SafetyRule(_SmallRecord):
     """A `graph.safety` rule: a turn whose safety category is `category` goes to `target`
     (holds there when it is the current node), before any other routing (SPEC 10)."""
 
@@ -423,7 +423,7 @@ class SafetyRule(_SkillRecord):
     name: str | None = None
 
 
-class SafetyPattern(_SkillRecord):
+class SafetyPattern(_SmallRecord):
     """A scenario's own crisis expression (`safety.patterns`), added to the built-in lexicon."""
 
     category: str
@@ -431,7 +431,7 @@ class SafetyPattern(_SkillRecord):
     negatable: bool = True  # SPEC 13.4: a negation outside the match cancels it
 
 
-class SourceEntry(_SkillRecord):
+class SourceEntry(_SmallRecord):
     """Where a transition came from: JSON pointer, reason label and display text."""
 
     pointer: str
@@ -439,7 +439,7 @@ class SourceEntry(_SkillRecord):
     display: str  # the condition in expression syntax ("" when unconditional)
 
 
-class Intent(_SkillRecord):
+class Intent(_SmallRecord):
     """A declared intent: its examples and patterns for the rules NLU, its threshold."""
 
     name: str
