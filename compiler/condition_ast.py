@@ -12,7 +12,7 @@ compares meaning only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 class _NoValue:
@@ -57,7 +57,7 @@ class Leaf:
 class And:
     """All items hold: `a and b`."""
 
-    items: tuple["Condition", ...]
+    items: tuple[Condition, ...]
     pos: Position | None = field(default=None, compare=False, repr=False)
 
 
@@ -65,7 +65,7 @@ class And:
 class Or:
     """Some item holds: `a or b`."""
 
-    items: tuple["Condition", ...]
+    items: tuple[Condition, ...]
     pos: Position | None = field(default=None, compare=False, repr=False)
 
 
@@ -73,11 +73,11 @@ class Or:
 class Not:
     """The item does not hold: `not a`."""
 
-    item: "Condition"
+    item: Condition
     pos: Position | None = field(default=None, compare=False, repr=False)
 
 
-Condition = Union[Leaf, And, Or, Not]
+Condition = Leaf | And | Or | Not
 
 
 def walk(condition: Condition):

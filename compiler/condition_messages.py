@@ -6,7 +6,7 @@ syntax both the parser and the printer use, and the nesting limit.
 
 from __future__ import annotations
 
-from interpreter.fields import MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS
+from interpreter.fields import MAX_CONDITION_DEPTH
 from interpreter.ir import OPERATORS
 
 # And/or/not levels allowed above a leaf (the loader refuses deeper ones too); also the limit

@@ -27,10 +27,11 @@ import re
 
 from compiler.condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or, Position
 from compiler.condition_messages import (
-    CONDITION_KEYS, FORM_KEYS, HINT, MAX_DEPTH, MSG, NO_VALUE_OPERATORS, OPERATOR_SYNTAX, json_type,
+    CONDITION_KEYS, FORM_KEYS, HINT, MAX_DEPTH, MSG, OPERATOR_SYNTAX, json_type,
 )
 from compiler.diagnostics import Diagnostics, did_you_mean, join
 from compiler.expressions import parse_expression
+from interpreter.fields import NO_VALUE_OPERATORS
 from interpreter.ir import OPERATORS
 
 __all__ = ["MAX_DEPTH", "lower_condition", "parse_expression", "print_condition", "print_value", "json_type"]

@@ -14,7 +14,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 ERROR = "error"
 WARNING = "warning"

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from interpreter import MagoError
 from interpreter.files import InputFileError, read_input
 from interpreter.ir import MAGIC, without_cycle_collection
 
@@ -35,7 +36,7 @@ from .schema import decode_scenario
 NODE_POINTER = re.compile(r"/graph/nodes/\d+")
 
 
-class UsageError(Exception):
+class UsageError(MagoError):
     """A problem with how mgc was called or with the file system (exit status 2)."""
 
 

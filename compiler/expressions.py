@@ -17,6 +17,7 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from interpreter import MagoError
 from compiler.condition_ast import NO_VALUE, And, Condition, Leaf, Not, Or, Position
 from compiler.condition_messages import HINT, KEYWORDS, MAX_DEPTH, MSG, OPERATOR_SYNTAX
 from compiler.diagnostics import Diagnostics
@@ -44,7 +45,7 @@ PARSER = Lark.open(
 )
 
 
-class _SyntaxProblem(Exception):
+class _SyntaxProblem(MagoError):
     """An E205 found while building the AST (bad escape, number out of range)."""
 
     def __init__(self, offset: int, message: str, hint: str | None = None):

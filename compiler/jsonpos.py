@@ -22,6 +22,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from json.decoder import scanstring as _json_scanstring
 
+from interpreter import MagoError
+
 _WS = re.compile(r"[ \t\n\r]*")
 _PLAIN_STRING = re.compile(r'"([^"\\\x00-\x1f]*)"')
 _STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
@@ -45,7 +47,7 @@ _NUMBER_TAILS = frozenset("0123456789.eE")
 _LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 
-class JSONSyntaxError(Exception):
+class JSONSyntaxError(MagoError):
     """Invalid JSON: `message` (one line), at 1-based `line` and `column`."""
 
     def __init__(self, message: str, line: int, column: int) -> None:
@@ -72,7 +74,7 @@ class _Lines:
         return line, offset - self.starts[line - 1] + 1
 
 
-def decode_with_positions(text: str) -> tuple[object, "Locator"]:
+def decode_with_positions(text: str) -> tuple[object, Locator]:
     """Decode `text` exactly as json.loads would (minus NaN/Infinity) and locate its elements."""
     root, root_offset, spans = _parse(text)
     return root, Locator(text, root_offset, spans)

@@ -12,7 +12,7 @@ brace the runtime meets opens a placeholder or is half of an escape.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from interpreter.ir import RESPONSE_KINDS
 

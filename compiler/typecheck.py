@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from interpreter import MagoError
 from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
@@ -229,7 +230,7 @@ def _rebuild(condition: Condition, checked: dict[int, Leaf | None]) -> Condition
 PROBLEM_KEY = {"E201": "field", "E202": "operator", "E203": "operator", "E204": "value"}
 
 
-class _Problem(Exception):
+class _Problem(MagoError):
     """The one problem of a leaf: code, message, hint."""
 
     def __init__(self, code: str, message: str, hint: str | None = None):

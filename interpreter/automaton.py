@@ -14,9 +14,12 @@ import copy
 import functools
 import re
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable
 
 from re import _casefix, _constants as _c  # the tables `re` itself uses
+
+from . import MagoError
 
 MAX_POSITIONS = 1000  # character positions, after unrolling
 UNROLL = 32  # a bounded repeat x{m,n} with n - m <= 2 and n * |x| <= UNROLL is unrolled
@@ -216,7 +219,7 @@ _ATOMS = frozenset((_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.CATEGORY))
 # --- the automaton -------------------------------------------------------------------------
 
 
-class _TooComplex(Exception):
+class _TooComplex(MagoError):
     pass
 
 
@@ -344,7 +347,7 @@ class _Automaton:
         self.repeats.append((item, flags))
         if high != _INF and high - low <= 2 and high * width <= UNROLL:
             return self._unrolled(once, low, high, body, flags)
-        before = low - 1 if 1 < low and low * width <= UNROLL else 0  # x{3,} as x x x+
+        before = low - 1 if low > 1 and low * width <= UNROLL else 0  # x{3,} as x x x+
         copies = [self.sequence(body, flags) for _ in range(before)]
         return self._concat_all(copies + [self._loop(item, once, range(start, start + width))])
 
@@ -371,8 +374,8 @@ class _Automaton:
         """x{low,high} as x...x (x (x ...)?)?: the counter of `re` as states."""
         copies = [once] + [self.sequence(body, flags) for _ in range(high - 1)]
         tail = _EMPTY
-        for copy in reversed(copies[low:]):
-            tail = _optional(self._concat(copy, tail))
+        for piece in reversed(copies[low:]):
+            tail = _optional(self._concat(piece, tail))
         return self._concat(self._concat_all(copies[:low]), tail)
 
 

@@ -26,11 +26,13 @@ line's `nlu` object shows as `"safety"`; `TurnResult.safety_source` says who fou
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import msgspec
 from msgspec.structs import replace
 
+from . import MagoError
 from . import ir
 from .executors import (ExecutorOutcome, action_id, action_node, needs_skill_run,
                         run_node_skill)
@@ -46,7 +48,7 @@ from .slots import apply_sets, check_profile
 from .state import HISTORY_LIMIT, ActionRecord, DialogueState, append_history, unstorable_at
 
 
-class EngineError(Exception):
+class EngineError(MagoError):
     """A turn that cannot run; the message is one line for the user."""
 
 

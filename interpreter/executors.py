@@ -9,15 +9,15 @@ The kind is decided by the compiler (`ir.EXECUTOR_*`); nodes are never classifie
 Every kind applies the turn limit: at an end node it is Action END, elsewhere it sets
 `turn_limit_reached`, which lifts the min_turns and required-slot gates.
 
-In: a `NodeTable` and the turn's counters and slots (`assess_node`, pure), or the state after
-routing (`run_node_skill`, the I/O part). Out: an `Assessment`, or a state with the skill's
-result. `ExecutorOutcome` is what an executor or a policy outside the pure core hands to
+In: a `NodeTable` and the turn's slots (`missing_slots`, `all_collected`, pure), or the state
+after routing (`run_node_skill`, the I/O part). Out: the missing slots, or a state with the
+skill's result. `ExecutorOutcome` is what an executor or a policy outside the pure core hands to
 `route_turn` (a transition request, a hint).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -39,14 +39,6 @@ class ExecutorOutcome(msgspec.Struct, frozen=True):
     hint: str | None = None  # passed through to the NLG
 
 
-class Assessment(NamedTuple):
-    """The structural executor result of one turn in one node."""
-
-    action_end: bool  # turn limit at an end node: the session completes (`action_end`)
-    turn_limit_hit: bool  # turn limit anywhere (gates lifted when not an end node)
-    missing: tuple[int, ...]  # required collect slots still unfilled, in order
-
-
 def missing_slots(table: NodeTable, slots: dict[str, Any]) -> tuple[int, ...]:
     """Required collect slots of the node that are not known, in declaration order (a list
     slot is known with at least `min_items` items)."""
@@ -64,13 +56,6 @@ def all_collected(table: NodeTable, slots: dict[str, Any]) -> bool:
         least and len(value) < least) for name, least in zip(table.collect_names, table.collect_mins))
 
 
-def assess_node(table: NodeTable, node_turns: int, slots: dict[str, Any]) -> Assessment:
-    """Turn limit and missing slots for a turn handled in `table` (pure)."""
-    limit = (table.turn_limit_enabled and table.max_turns is not None
-             and node_turns >= table.max_turns)
-    return Assessment(limit and table.is_end, limit, missing_slots(table, slots))
-
-
 def needs_skill_run(table: NodeTable, state: DialogueState) -> bool:
     """True when the node speaking now is a skill node that has not run in this visit."""
     return (table.executor == ir.EXECUTOR_SKILL and state.skill_status == "none"
@@ -83,7 +68,7 @@ def action_id(session_id: str, turn: int, node_id: str) -> str:
     return f"{session_id}:{turn}:{node_id}"
 
 
-def kept_actions(state: DialogueState) -> list:
+def kept_actions(state: DialogueState) -> list[Any]:
     """The completed actions a new one joins: every one of this turn (however long its chain:
     an id must never run twice in a turn) and the latest of earlier turns, `ACTIONS_KEPT` in
     all when the turn's own allow it."""

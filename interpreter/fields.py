@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, ClassVar, NamedTuple, Sequence
+from typing import Any, ClassVar, NamedTuple
+from collections.abc import Sequence
 
 import msgspec
 
@@ -170,7 +171,7 @@ def check_condition(condition: Any, fields: Sequence[FieldType]) -> str | None:
                     return problem
             elif op == OP_NOT and type(op) is int and len(c) == 2 and depth < MAX_CONDITION_DEPTH:
                 below.append(c[1])
-            elif (op == OP_AND or op == OP_OR) and type(op) is int and len(c) == 2 and \
+            elif op in (OP_AND, OP_OR) and type(op) is int and len(c) == 2 and \
                     type(c[1]) is list and c[1] and depth < MAX_CONDITION_DEPTH:
                 below += c[1]
             else:

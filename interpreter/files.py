@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import stat
 
+from . import MagoError
+
 DEFAULT_LIMIT_MB = 64
 ENV_LIMIT = "MAGO_MAX_INPUT_MB"
 LIMIT_FLAG = "--max-input-mb"
@@ -26,7 +28,7 @@ _MB = 1024 * 1024
 _limit_bytes: int | None = None  # set by `set_limit`; None: the environment or the default
 
 
-class InputFileError(Exception):
+class InputFileError(MagoError):
     """A file that cannot be read as an input; `reason` says why, without the path."""
 
     def __init__(self, reason: str):
@@ -62,7 +64,7 @@ def limit() -> int:
     return DEFAULT_LIMIT_MB * _MB
 
 
-def read_input(path: str | os.PathLike, cap: int | None = None) -> bytes:
+def read_input(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
     """The whole file at `path`, at most `cap` bytes (default: `limit()`)."""
     if cap is None:
         try:
@@ -88,7 +90,8 @@ def _read_regular(fd: int, cap: int) -> bytes:
             raise InputFileError(f"{_kind(info.st_mode)}, not a regular file; give a file")
         if info.st_size > cap:
             raise InputFileError(too_large(cap))
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while size <= cap:  # the file may grow while it is read: never past the cap
             chunk = os.read(fd, min(cap + 1 - size, _MB))
             if not chunk:
@@ -126,7 +129,7 @@ def _os_reason(error: OSError) -> str:
 # --- JSON text -----------------------------------------------------------------------------
 
 
-class JSONLimitError(ValueError):
+class JSONLimitError(ValueError, MagoError):
     """JSON text that is well formed but beyond what is read: nested too deeply, or a number
     with more digits than Python converts."""
 

@@ -16,13 +16,14 @@ and the service draw the same text, and the service never loads the compiler for
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from . import ir
 
 ANY_NODE = "__any_node__"
 
 
-def edges(program: ir.Program):
+def edges(program: ir.Program) -> Iterator[tuple[str, str, str, bool]]:
     """(source, target, label, dashed) for every transition of the program (safety rules:
     `safety_edges`)."""
     for node in program.nodes:
@@ -37,7 +38,7 @@ def edges(program: ir.Program):
         yield ANY_NODE, program.nodes[rule.target].id, label, True
 
 
-def safety_edges(program: ir.Program):
+def safety_edges(program: ir.Program) -> Iterator[tuple[str, str]]:
     """(target, label) for every safety rule: it fires first, from any node."""
     for rule in program.safety:
         name = f" {rule.name}" if rule.name else ""

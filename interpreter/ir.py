@@ -59,6 +59,7 @@ from typing import Any
 
 import msgspec
 
+from . import MagoError
 from . import patterns
 from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,  # noqa: F401
                      INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
@@ -88,7 +89,7 @@ EXECUTOR_NAMES = ("general", "task", "skill")
 END_NONE, END_EXPLICIT, END_INFERRED = 0, 1, 2
 END_NAMES = ("", "explicit", "inferred")
 
-class IRError(Exception):
+class IRError(MagoError):
     """An IR file that cannot be used; the message is one line for the user."""
 
 
@@ -96,7 +97,7 @@ class _Record(msgspec.Struct, array_like=True, frozen=True, forbid_unknown_field
     pass
 
 
-class Slot(_Record):
+class Slot(_Record, frozen=True):
     name: str
     value_type: str
     required: bool
@@ -126,7 +127,7 @@ SET_KINDS = ("literal", "copy", "add")
 NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
 
 
-class Transition(_Record):
+class Transition(_Record, frozen=True):
     """One row of a node's ordered table: `next_nodes` entries, then `default_next`."""
 
     target: int  # node index, or STAY
@@ -135,7 +136,7 @@ class Transition(_Record):
     sets: list[SlotSet] = []  # applied when the row fires, before the move (SPEC 17.20)
 
 
-class GlobalTransition(_Record):
+class GlobalTransition(_Record, frozen=True):
     name: str | None
     target: int
     condition: Any
@@ -143,7 +144,7 @@ class GlobalTransition(_Record):
     sets: list[SlotSet] = []
 
 
-class Node(_Record):
+class Node(_Record, frozen=True):
     id: str
     name: str
     description: str
@@ -169,7 +170,7 @@ class Node(_Record):
     lines: dict[str, Lines] = {}  # kind -> a response made of conditional lines (SPEC 14.4)
 
 
-class _Header(_Record):
+class _Header(_Record, frozen=True):
     """What a `Program` and its file form `Body` hold alike."""
 
     name: str
@@ -186,7 +187,7 @@ class _Header(_Record):
     intents: list[Intent]
 
 
-class Program(_Header):
+class Program(_Header, frozen=True):
     """A compiled scenario. `nodes` and `source_map` are lists when built by the compiler and
     read-only lazy sequences (`NodeList`, `SourceMap`) when decoded from a file."""
 
@@ -198,7 +199,7 @@ class Program(_Header):
     skills: list[SkillDecl] = []  # the scenario's declared skills, built-ins excluded (14.7)
 
 
-class Body(_Header):
+class Body(_Header, frozen=True):
     """A `Program` as the file holds it: each node its own MessagePack blob (an encoded `Node`),
     with the id and executor kind of every node beside them, and the source map in two columns:
     the labels (routes need them) and one blob of `[pointer, display]` pairs (traces and views
@@ -218,7 +219,7 @@ class Body(_Header):
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
 
 
-class Envelope(_Record):
+class Envelope(_Record, frozen=True):
     compiler_version: str
     source_sha256: str
     body_sha256: str
@@ -238,7 +239,8 @@ _SOURCE_TEXTS = msgspec.msgpack.Decoder(list[tuple[str, str]])
 def encode_ir(program: Program, compiler_version: str, source_sha256: str) -> bytes:
     """Deterministic bytes for `program` (a decoded one too: its nodes are decoded to do it)."""
     body = encode_body(program)
-    envelope = Envelope(compiler_version, source_sha256, hashlib.sha256(body).hexdigest(), body)
+    envelope = Envelope(compiler_version, source_sha256, hashlib.sha256(body).hexdigest(),
+                        memoryview(body))
     return _PREFIX.pack(MAGIC, FORMAT_VERSION) + _ENCODER.encode(envelope)
 
 
@@ -388,7 +390,7 @@ def _check_slot(slot: Slot) -> None:
                      f"value type {slot.value_type}")
 
 
-def intent_patterns(intent: Intent) -> tuple[re.Pattern, ...]:
+def intent_patterns(intent: Intent) -> tuple[re.Pattern[str], ...]:
     """The intent's `patterns` compiled as the rules NLU matches them (`patterns.INTENT`:
     case-insensitive, refused when their matching time is not bounded; `re` keeps them
     cached), or `IRError` naming the intent."""
@@ -480,7 +482,7 @@ def source_labels(program: Program) -> Sequence[str]:
 # --- lazy sequences of a decoded program -----------------------------------------------------
 
 
-class _ReadOnlySequence(Sequence):
+class _ReadOnlySequence(Sequence[Any]):
     """A read-only sequence that compares equal to a list or tuple of the same items."""
 
     __slots__ = ()
@@ -519,7 +521,7 @@ class NodeList(_ReadOnlySequence):
     def __len__(self) -> int:
         return len(self._nodes)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._nodes)))]
         node = self._nodes[index]  # IndexError and negative indices as for a list
@@ -556,7 +558,7 @@ class SourceMap(_ReadOnlySequence):
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         entries = self._entries if self._entries is not None else self._decode()
         return entries[index]
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 import hashlib
 import os
 from itertools import repeat
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from . import ir
 from .files import InputFileError, read_input
@@ -87,7 +88,7 @@ class NodeTable:
     load (`_UnbuiltTable`, with `index` and `id` only) and built on first use."""
 
     __slots__ = ("index", "id", "_builder", "node", "is_end", "executor", "required",
-                 "required_names", "collect", "collect_names", "min_turns", "max_turns",
+                 "required_names", "collect", "collect_names", "min_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
                  "collect_mins", "sets", "on_enter", "slot_labels", "lines")
@@ -108,7 +109,6 @@ class NodeTable:
         self.collect = tuple(node.collect_slots)
         self.collect_names = tuple(slot_names[i] for i in node.collect_slots)
         self.min_turns = node.min_turns
-        self.max_turns = node.max_turns
         self.max_fallback_retries = node.max_fallback_retries
         self.turn_limit_enabled = node.turn_limit_enabled
         # node_turns at which the turn limit applies (None: never)

@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 from re import _constants as _c, _parser as _sre  # the parser `re` itself uses
 
+from . import MagoError
 from .automaton import (MAX_POSITIONS, UNROLL, _INF, _REPEATS, _Automaton,  # noqa: F401
                         _meet, _show, _show_repeat, _single_repeat, _TooComplex)
 
@@ -91,7 +92,7 @@ class Problem(NamedTuple):
         return f"invalid regex: {self.message}" if self.invalid else self.message
 
 
-class PatternError(ValueError):
+class PatternError(ValueError, MagoError):
     """A pattern `compile_pattern` refuses; the message is one line."""
 
 

@@ -41,7 +41,7 @@ def fill_placeholders(text: str, slots: dict[str, Any], skill_data: dict[str, An
     for sentence in _SENTENCE_END.split(text):
         unfilled = False
 
-        def substitute(match: re.Match) -> str:
+        def substitute(match: re.Match[str]) -> str:
             nonlocal unfilled
             if match.group(1) is None:
                 return _BRACE[match.group(0)]
@@ -66,9 +66,9 @@ def fill_argument(value: Any, slots: dict[str, Any], profile: dict[str, Any]) ->
     if isinstance(value, str):
         if not has_markup(value):
             return value
-        sources = (slots, profile, {})
+        sources: tuple[dict[str, Any], ...] = (slots, profile, {})
 
-        def substitute(match: re.Match) -> str:
+        def substitute(match: re.Match[str]) -> str:
             if match.group(1) is None:
                 return _BRACE[match.group(0)]
             found = _value(match, sources)
@@ -102,7 +102,7 @@ def has_markup(text: str) -> bool:
 _SOURCE = {"slots": 0, "profile": 1, "skill.data": 2}
 
 
-def _value(match: re.Match, sources: tuple[dict, dict, dict]) -> Any:
+def _value(match: re.Match[str], sources: tuple[dict[str, Any], ...]) -> Any:
     """The value of a placeholder (a `PLACEHOLDER` match), or `_MISSING` when it has none:
     absent, null or empty."""
     source = sources[_SOURCE[match.group(1)]]

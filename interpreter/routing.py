@@ -45,6 +45,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from . import MagoError
 from . import ir
 from .executors import ExecutorOutcome, all_collected, missing_slots
 from .loader import NodeTable, Runtime, display_value
@@ -75,7 +76,7 @@ if tuple(f[0] for f in ir.FIXED_FIELDS) != _FACT_ORDER:
     raise ImportError("interpreter.routing: the facts layout no longer matches ir.FIXED_FIELDS")
 
 
-class RoutingError(Exception):
+class RoutingError(MagoError):
     """The state cannot be routed (complete session, node gone from the scenario)."""
 
 
@@ -512,7 +513,7 @@ def trace_lines(runtime: Runtime, decision: Decision, detailed: bool = True) -> 
         lines += _slot_lines(decision.slot_update)
     if decision.fallback is not None:
         budget = runtime.nodes[decision.handled_node].max_fallback_retries
-        state = ("re-prompt %d of %d" % (decision.state.fallback_retries, budget)
+        state = (f"re-prompt {decision.state.fallback_retries} of {budget}"
                  if decision.kind == FALLBACK else "budget spent, routing decides")
         lines.append(f"policy: fallback {decision.fallback} ({state})")
     if decision.missing_slots:

@@ -21,7 +21,7 @@ Decisions where the SPEC is silent:
 - list (SPEC 8.2): one item or a list of items, each checked against the item type; one bad
   item drops the whole value (its reason); repeats are ignored. Under `append` (the default
   for lists) new items join the stored ones; more than `max_items` is dropped (`max_items`,
-  re-asked). `min_items` decides when the slot counts as known (`is_filled`), not what may
+  re-asked). `min_items` decides when the slot counts as known (`executors.missing_slots`), not what may
   be stored, so that items can arrive one by one.
 - profile (SPEC 8.1): `check_profile` checks a session's profile with the same rules.
 - confirm: a pending confirmation is resolved by the next understood turn: `affirm` stores the
@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Sequence
 
 import msgspec
 
@@ -120,14 +121,6 @@ def check_profile(rules: Sequence[SlotRule], given: dict[str, Any]) -> dict[str,
             return f"profile field {name!r} has an invalid value {value!r} ({reason})"
         checked[name] = normal
     return checked
-
-
-def is_filled(rule: SlotRule, value: Any) -> bool:
-    """Whether a stored value counts as known: any value, and a list with at least
-    `min_items` items (an empty list is never stored)."""
-    if value is None:
-        return False
-    return rule.min_items is None or rule.item is None or len(value) >= rule.min_items
 
 
 class SlotUpdate(msgspec.Struct, frozen=True):

@@ -9,7 +9,7 @@ Nodes are stored by id, not index, so a recompiled scenario keeps sessions valid
 still exists. The history is bounded (`HISTORY_LIMIT` entries) so a stored session stays small,
 and each entry is kept as its own MessagePack bytes: every turn writes the history but hardly
 any reads it, and decoding a full history of Korean text costs more than the rest of a turn.
-`state.entries()` (or `history_entries`) gives the decoded `HistoryEntry`s, `state.last_said()`
+`state.entries()` gives the decoded `HistoryEntry`s, `state.last_said()`
 the bot's previous sentence alone.
 
 `rotation` is where each response with variants stands in its rotation (SPEC 9): the index
@@ -135,12 +135,7 @@ def decode_state_json(data: bytes | str) -> DialogueState:
     return _JSON_DECODER.decode(data)
 
 
-def history_entries(state: DialogueState) -> list[HistoryEntry]:
-    """The decoded history of a state, oldest first."""
-    return state.entries()
-
-
-def append_history(history: list[bytes], entry: HistoryEntry | tuple,
+def append_history(history: list[bytes], entry: HistoryEntry | tuple[str, str, str, str],
                    limit: int = HISTORY_LIMIT) -> list[bytes]:
     """A new list: the last `limit` entries including `entry` (the old list is not touched).
     `entry` may be the plain tuple (user, bot, node, reason): it encodes to the same bytes."""

@@ -93,7 +93,6 @@ def tls_server(tmp_path_factory):
     """The loopback LLM server over HTTPS, with a self-signed certificate for 127.0.0.1 made
     by the `openssl` command (skipped without it); a client trusts it by `SSL_CERT_FILE`.
     Yields (server, certificate path)."""
-    import shutil
 
     from llm_server import LLMServer
 

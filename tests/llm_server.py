@@ -31,11 +31,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_SCENARIOS = ("senimate", "senimate_weather", "clinic_booking")
@@ -261,7 +261,7 @@ def _handler(server: LLMServer) -> type:
     return Handler
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_runtime(name: str):
     """The `Runtime` of scenarios/NAME.json, compiled in-process once per test run."""
     from compiler.driver import check_file

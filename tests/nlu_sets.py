@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ SCENARIO_FILES = {"support_bot": "support_bot.json", "senimate": "senimate.json"
                   "clinic": "clinic_booking.json", "email_compose": "email_compose.json"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def program(name: str, with_patterns: bool = False) -> ir.Program:
     """The shipped scenario `name`, compiled; without its intent patterns unless asked."""
     result = check_file(str(ROOT / "scenarios" / SCENARIO_FILES[name]))
@@ -44,7 +44,7 @@ def program(name: str, with_patterns: bool = False) -> ir.Program:
     return msgspec.structs.replace(built, intents=intents)
 
 
-@lru_cache(maxsize=None)
+@cache
 def nlu(name: str) -> RulesNLU:
     return RulesNLU(program(name))
 

@@ -724,7 +724,7 @@ class Oracle:
             "system.conversation_resuming": here in self.ends
             and turn_facts["nlu.dialogue_act"] not in self.closing,
             "system.turn_limit_reached": False,
-            "system.min_turns_met": 0 >= self.params(here)["min_turns"],
+            "system.min_turns_met": self.params(here)["min_turns"] <= 0,
             "system.required_slots_filled": not self.missing(here, new["slots"]),
             "skill.status": new["skill"]})
         if new.get("set_this_turn"):  # 17.20: sets count for system.slots_updated

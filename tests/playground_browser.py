@@ -30,7 +30,7 @@ class Playground:
     def __init__(self, page: Any, base: str):
         self.page, self.base = page, base
 
-    def open(self, query: str = "", drawn: bool = True) -> "Playground":
+    def open(self, query: str = "", drawn: bool = True) -> Playground:
         self.page.goto(f"{self.base}/playground{query}")
         if drawn:
             self.page.wait_for_function(

@@ -83,7 +83,7 @@ class RedisServer:
                 "--protected-mode", "yes", "--daemonize", "no", *self.options]
 
     def start(self) -> RedisServer:
-        log = open(self.dir / "server.log", "wb")
+        log = open(self.dir / "server.log", "wb")  # noqa: SIM115 - closed once the child has it
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL)
         log.close()

@@ -66,7 +66,7 @@ class ServiceServer:
         self.env = dict(env or {})
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
 
     @property
     def base(self) -> str:
@@ -77,7 +77,7 @@ class ServiceServer:
                 "--host", "127.0.0.1", "--port", str(self.port), "--store", self.store,
                 *self.extra]
 
-    def start(self, timeout: float = 20) -> "ServiceServer":
+    def start(self, timeout: float = 20) -> ServiceServer:
         env = {**os.environ, **self.env}
         self._stderr.seek(0)
         self._stderr.truncate()
@@ -141,7 +141,7 @@ class ServiceServer:
         finally:
             client.close()
 
-    def __enter__(self) -> "ServiceServer":
+    def __enter__(self) -> ServiceServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

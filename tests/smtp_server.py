@@ -18,7 +18,8 @@ import email
 import email.policy
 import socket
 from contextlib import contextmanager
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult

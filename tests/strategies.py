@@ -146,12 +146,12 @@ def pointer(*parts: object) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
     return st.integers(lo, hi)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
 
@@ -417,7 +417,7 @@ def _profile(draw, slots: dict) -> dict:
         name = names.pop(_int(draw, 0, len(names) - 1))
         field_def = _slot_definition(draw, _choose(draw, VALUE_TYPES))
         profile[name] = _profile_field(field_def)
-    for slot_name, slot in slots.items():
+    for _slot_name, slot in slots.items():
         if "default" in slot or not names or not _one_in(draw, 3):
             continue
         name = names.pop(_int(draw, 0, len(names) - 1))
@@ -2393,7 +2393,7 @@ def _fam_E112(draw, doc):
     if not bad.count("slots.") or name in slots:  # `{slots.x.value}` needs a declared slot
         pass
     else:
-        bad = " {slot.%s}." % name
+        bad = f" {{slot.{name}}}."
     if slots and draw(st.booleans()):
         slot = slots[name]
         slot["question"] = (slot.get("question") or "Tell me.") + bad

@@ -38,7 +38,7 @@ def report_file(irs, tmp_path):  # noqa: F811
 
 
 def test_the_html_report_draws_offline_names_its_charts_and_takes_the_keyboard(
-        browser, report_file, tmp_path):
+        browser, report_file, tmp_path):  # noqa: F811 - browser is the imported fixture
     context = browser.new_context(viewport={"width": 1100, "height": 900}, offline=True)
     page = context.new_page()
     requests, problems = [], []

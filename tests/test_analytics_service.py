@@ -16,7 +16,6 @@ import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 
 from redis_server import needs_redis
 from service_server import Client, ServiceServer

@@ -88,7 +88,7 @@ def assert_well_formed(result) -> None:
         assert d.code in CATALOGUE, d
         assert d.severity in (ERROR, WARNING)
         assert d.line is not None and d.column is not None, d
-        assert 1 <= d.column and 1 <= d.line, d
+        assert d.column >= 1 and d.line >= 1, d
         if result.text:  # (a file that is not UTF-8 has no text; E001 places the bad byte)
             assert d.line <= len(lines), (d, len(lines))
             assert d.column <= len(lines[d.line - 1]) + 1, (d, lines[d.line - 1][:80])

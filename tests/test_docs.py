@@ -39,7 +39,7 @@ def test_the_docs_build_strictly(site):
 
 def test_every_diagnostic_code_has_an_entry_with_an_example(site):
     page = (site / "reference" / "diagnostics.html").read_text("utf-8")
-    for code, (_, wording) in CATALOGUE.items():
+    for code, (_, _wording) in CATALOGUE.items():
         section = re.search(rf'<section id="{code.lower()}[^"]*">(.*?)</section>', page, re.S)
         assert section, f"{code} has no entry in the diagnostics reference"
         assert f"tests/golden/{code}_" in section.group(1), f"{code}'s entry has no example"

@@ -127,9 +127,9 @@ def schema_errors(schema: dict, value, at: str = "", root: dict | None = None) -
             errors.append(f"{at or '/'}: fewer than {schema['minItems']} items")
         for i, item in enumerate(value):
             errors += schema_errors(schema.get("items", {}), item, f"{at}/{i}", root)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
-            errors.append(f"{at or '/'}: out of range")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (value < schema.get("minimum", value) or value > schema.get("maximum", value)):
+        errors.append(f"{at or '/'}: out of range")
     if isinstance(value, str) and "pattern" in schema and not re.search(schema["pattern"], value):
         errors.append(f"{at or '/'}: does not match {schema['pattern']}")
     return errors

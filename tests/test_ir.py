@@ -205,7 +205,7 @@ def test_a_bad_node_is_found_when_read_or_when_verifying():
     data = ir.encode_ir(msgspec.structs.replace(program, nodes=[bad, program.nodes[1]]), "x", "y")
     _, lazy = ir.decode_ir(data)  # the checksum holds and the program-level indices are fine
     assert lazy.nodes[1].id == "done"
-    for attempt in range(2):  # a failed decode is not kept
+    for _attempt in range(2):  # a failed decode is not kept
         with pytest.raises(ir.IRError, match="node ask names slot index 5"):
             lazy.nodes[0]
     with pytest.raises(ir.IRError, match="node ask names slot index 5"):

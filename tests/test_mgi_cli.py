@@ -455,7 +455,7 @@ def finish(pid: int, fd: int) -> int:
 def test_interactive_session_with_history(tmp_path, senimate):
     """A real terminal: a prompt, replies, `/quit`, and the history written under $HOME."""
     pid, fd = spawn_on_terminal(tmp_path, senimate)
-    seen = read_until(fd, b"", "You  > ".encode())
+    seen = read_until(fd, b"", b"You  > ")
     os.write(fd, "네 좋아요\n".encode())
     seen = read_until(fd, seen, "요즘은 어떻게 지내세요".encode())
     os.write(fd, b"/quit\n")
@@ -468,7 +468,7 @@ def test_interactive_session_with_history(tmp_path, senimate):
 def test_interactive_end_of_input_and_an_unusable_home(tmp_path, senimate):
     """Ctrl-D ends the session; a home that cannot hold the history is no error."""
     pid, fd = spawn_on_terminal(tmp_path / "does" / "not" / "exist", senimate)
-    seen = read_until(fd, b"", "You  > ".encode())
+    seen = read_until(fd, b"", b"You  > ")
     os.write(fd, b"\x04")
     assert finish(pid, fd) == 0
     assert b"Traceback" not in seen

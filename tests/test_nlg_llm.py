@@ -128,7 +128,7 @@ def test_the_enumeration_covers_every_kind_and_situation():
 
 
 def test_no_prompt_says_both_goodbye_and_go_on():
-    for name, runtime, decision, _, messages in PROMPTS:
+    for name, _runtime, decision, _, messages in PROMPTS:
         system = messages[0]["content"]
         farewell = any(t in system for t in FAREWELL_SITUATIONS)
         go_on = any(t in system for t in GO_ON_SITUATIONS)
@@ -138,7 +138,7 @@ def test_no_prompt_says_both_goodbye_and_go_on():
 
 def test_a_resume_turn_carries_no_closing_description_or_farewell():
     resumes = 0
-    for name, runtime, decision, reference, messages in PROMPTS:
+    for name, runtime, decision, _reference, messages in PROMPTS:
         if not decision.resuming or decision.complete or decision.tier == "safety":
             continue  # a safety turn speaks its node's help, at an end node too (below)
         system = messages[0]["content"]
@@ -200,7 +200,7 @@ def test_a_closing_turn_has_no_resume_guidance_and_asks_nothing():
 
 
 def test_the_template_fallback_reads_well_on_its_own():
-    for name, runtime, decision, reference, _ in PROMPTS:
+    for name, _runtime, decision, reference, _ in PROMPTS:
         assert reference.strip(), (name, decision.kind, decision.reason)
         assert "{" not in reference and "}" not in reference, (name, reference)
         assert reference[-1] in ".?!요다", (name, reference)

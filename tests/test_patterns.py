@@ -12,7 +12,6 @@ from __future__ import annotations
 import array
 import re
 import time
-from pathlib import Path
 
 import msgspec
 import pytest

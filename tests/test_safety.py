@@ -101,8 +101,8 @@ def test_a_detect_call_is_fast():
         for text in texts:
             DETECTOR.detect(text)
     mean = (time.perf_counter() - started) / (20 * len(texts)) * 1e6
-    print("\ndetect: %.1f us a call on the labelled set (%s)" % (
-        mean, ", ".join(f"{k} {v:.1f} us" for k, v in figures.items())))
+    labelled = ", ".join(f"{k} {v:.1f} us" for k, v in figures.items())
+    print(f"\ndetect: {mean:.1f} us a call on the labelled set ({labelled})")
     assert mean < 1000
 
 
@@ -377,10 +377,10 @@ def test_every_category_routes_to_its_target_from_every_senimate_node(node, cate
 
 def test_safety_beats_action_end_at_the_closing_node_at_its_turn_limit():
     closing = SENIMATE.node_named("conversation_closure")
-    engine = engine_at(SENIMATE, "conversation_closure", closing.max_turns - 1)
+    engine = engine_at(SENIMATE, "conversation_closure", closing.node.max_turns - 1)
     plain = engine.turn("s", "네 고마워요", {"dialogue_act": "thank"})
     assert plain.reason == "action_end" and plain.complete  # what the limit does otherwise
-    engine = engine_at(SENIMATE, "conversation_closure", closing.max_turns - 1)
+    engine = engine_at(SENIMATE, "conversation_closure", closing.node.max_turns - 1)
     result = engine.turn("s", "가슴이 너무 아파서 숨을 못 쉬겠어요", {"dialogue_act": "thank"})
     assert (result.reason, result.next_node, result.complete) == (
         "safety:medical_emergency", "safety_medical_emergency", False)

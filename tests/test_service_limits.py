@@ -40,7 +40,7 @@ def closed_within(sock: socket.socket, seconds: float) -> tuple[bool, bytes]:
     while time.monotonic() < deadline:
         try:
             chunk = sock.recv(65536)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except ConnectionResetError:
             return True, got
@@ -228,7 +228,7 @@ def test_slowloris_and_idle_flood_together_leave_healthz_and_turns_answering(ser
                                            {"scenario": "clinic_booking"})
             assert status == 201, made
             worst = 0.0
-            for turn in range(10):
+            for _turn in range(10):
                 for _ in range(10):
                     socks.append(connect(running))
                 worst = max(worst, timed_healthz(running))

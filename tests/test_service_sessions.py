@@ -355,7 +355,7 @@ def test_a_conflict_retry_reuses_the_nlu_result(served_irs, llm, redis_server):
             outcome: dict = {}
 
             def post(server: ServiceServer) -> None:
-                outcome[server] = send(server, sid, texts[server])
+                outcome[server] = send(server, sid, texts[server])  # noqa: B023 - joined below
 
             threads = [threading.Thread(target=post, args=(s,)) for s in (one, two)]
             for thread in threads:

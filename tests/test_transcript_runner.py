@@ -236,7 +236,7 @@ def test_a_failing_transcript_reports_each_expectation_and_goes_on(tmp_path, ir_
     assert wrong_next.message == "expected next=health_check, got meal_check (reason default_next)"
     assert len(result.steps) == 7 and result.steps[-1].passed  # the conversation went on
     report = render_human([result])
-    assert f"✗ step 4 (user: 아침에 공원에서 산책했어요)" in report
+    assert "✗ step 4 (user: 아침에 공원에서 산책했어요)" in report
     assert f"{path}:18: expected next=health_check, got meal_check" in report
     assert report.splitlines()[-1] == "5 passed, 2 failed"
     assert exit_status([result]) == 1

@@ -49,7 +49,7 @@ class Receiver:
     def base(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
 
-    def start(self) -> "Receiver":
+    def start(self) -> Receiver:
         self.thread.start()
         return self
 
@@ -58,7 +58,7 @@ class Receiver:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> "Receiver":
+    def __enter__(self) -> Receiver:
         return self.start()
 
     def __exit__(self, *exc) -> None:

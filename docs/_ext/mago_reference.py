@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import msgspec
 from docutils import nodes

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .events import STARTED, Event
 
@@ -187,7 +188,7 @@ class Aggregator:
     def add(self, event: Event) -> None:
         self.add_all((event,))
 
-    def add_all(self, events: Iterable[Event]) -> "Aggregator":
+    def add_all(self, events: Iterable[Event]) -> Aggregator:
         """The loop every event goes through, kept to plain local operations (a million
         events a report); what few events need (a start, a return, kept text) is a call."""
         scenario, since, live = self.scenario, self.since, self._live

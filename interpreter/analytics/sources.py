@@ -13,11 +13,13 @@ whole lines and a killed run leaves none half-written.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import datetime, UTC
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 
+from .. import MagoError
 from .aggregate import Aggregator
 from .events import Event, decode_event, encode_event
 
@@ -26,11 +28,11 @@ DEADLINE_EVERY = 8192  # events between two looks at the clock (`feed`'s deadlin
 _LIST = msgspec.json.Decoder(list[Event])
 
 
-class SourceError(Exception):
+class SourceError(MagoError):
     """The events cannot be read; one line that says what to do."""
 
 
-class TooSlow(Exception):
+class TooSlow(MagoError):
     """The report took longer than its time limit."""
 
 
@@ -64,7 +66,7 @@ def parse_date(text: str, option: str) -> float:
         raise SourceError(f"{option} {text!r} is not a date; write 2026-12-01 or "
                           "2026-12-01T09:30:00Z") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -98,7 +100,7 @@ def feed(aggregator: Aggregator, source: Any, since: float | None = None,
 def file_events(path: str) -> Iterator[Event]:
     """The events of a JSON-lines file, decoded `BATCH` lines at a time."""
     try:
-        stream = open(path, "rb")
+        stream = open(path, "rb")  # noqa: SIM115 - the `with` below, once the error is told
     except OSError as error:
         raise SourceError(f"cannot read the events file {path}: "
                           f"{error.strerror or error}") from None

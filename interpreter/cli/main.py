@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
+from .. import MagoError
 from .. import __version__, files
 from . import streams
 from .console import LEVELS
@@ -41,7 +43,7 @@ MAX_IDLE_SECONDS = 10 * 365 * 86400  # a simulated pause (SPEC 8.5) of at most t
 
 
 
-class LineError(Exception):
+class LineError(MagoError):
     """One input line cannot be a turn; the caller adds where the line is."""
 
 

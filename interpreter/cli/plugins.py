@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import threading
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
+
+from .. import MagoError
 
 
-class InputError(Exception):
+class InputError(MagoError):
     """Bad usage or input: one line on stderr, exit 2."""
 
 

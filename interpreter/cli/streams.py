@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import MagoError
 
-class OutputError(Exception):
+
+class OutputError(MagoError):
     """Standard output cannot take what a command prints (exit 2)."""
 
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterator
 
 from hypothesis import strategies as st
 

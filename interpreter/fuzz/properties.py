@@ -45,6 +45,7 @@ import os
 import re
 from typing import Any, NamedTuple
 
+from .. import MagoError
 from ..files import InputFileError, read_input
 from .inputs import UserTurn, transcript_safe
 from ..wording.nlg import TemplateNLG, unfilled_placeholders
@@ -84,7 +85,7 @@ class Expectation(NamedTuple):
     value: Any
 
 
-class Violation(Exception):
+class Violation(MagoError):
     """A property that failed in one conversation: what hypothesis shrinks. Each property
     has its own subclass (`violation`), so that hypothesis tells the failures apart."""
 
@@ -437,7 +438,7 @@ class DesignerProperties(NamedTuple):
             [p.name for p in self.properties]
 
 
-class PropertiesError(Exception):
+class PropertiesError(MagoError):
     """A properties file that cannot be used: `path:line: message`, one line."""
 
 

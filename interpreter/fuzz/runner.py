@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from .. import MagoError
 from .. import ir
 from ..engine import Engine, ShiftedClock
 from .inputs import (F_ACT, F_INTENT, GENERATED, InputSpace, UserTurn, condition_leaves,
@@ -84,7 +85,7 @@ class FuzzOptions(NamedTuple):
     nlu: str = GENERATED
 
 
-class FuzzError(Exception):
+class FuzzError(MagoError):
     """Fuzzing cannot go on (bad usage, a nondeterministic scenario): one line for the user."""
 
 
@@ -102,7 +103,7 @@ class StopRequest:
         self.requested = False
         self._previous: Any = None
 
-    def __enter__(self) -> "StopRequest":
+    def __enter__(self) -> StopRequest:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._press)
         return self
@@ -122,7 +123,7 @@ class StopRequest:
             raise KeyboardInterrupt
 
 
-class _ConversationOver(Exception):
+class _ConversationOver(MagoError):
     """The conversation cannot go on (a turn raised while `no_crash` is no longer checked)."""
 
 
@@ -461,7 +462,7 @@ class EscapeSearch:
             slots += [s for s in table.required_names if s not in slots]
             literals = [v for c in conditions for f, _, v, _ in condition_leaves(c)
                         if f in F_COUNTERS and isinstance(v, (int, float))]
-            cap = int(max([table.min_turns, table.max_turns or 0,
+            cap = int(max([table.min_turns, table.node.max_turns or 0,
                            table.max_fallback_retries, *literals])) + 2
             self._views[node] = (tuple(slots), tuple(f for f in F_COUNTERS if f in read), cap)
         return self._views[node]

@@ -39,11 +39,13 @@ import ssl
 import threading
 import time
 from collections import OrderedDict, deque
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import msgspec
 
+from .. import MagoError
 from .sockets import DeadlineSocket, connected_socket, seconds_until
 
 ENV_URL, ENV_MODEL, ENV_API_KEY = "MAGO_LLM_URL", "MAGO_LLM_MODEL", "MAGO_LLM_API_KEY"
@@ -59,7 +61,7 @@ JOURNAL_LIMIT = 64  # entries kept when nobody drains the journal
 FALLBACK_MARK = " (llm fallback: "  # in `fallback_source`: `rules (llm fallback: REASON)`
 
 
-class LLMError(Exception):
+class LLMError(MagoError):
     """An LLM call that produced no usable answer; the message is one short line."""
 
 
@@ -92,7 +94,7 @@ class LLMBadResponse(LLMError):
         self.raw = raw  # the body as received, for the journal
 
 
-class LLMConfigError(ValueError):
+class LLMConfigError(ValueError, MagoError):
     """Settings that cannot work (no URL, a bad timeout); one line saying what to set."""
 
 
@@ -415,7 +417,7 @@ class ChatClient:
                 reused = self._connection is not None and self._connection.sock is not None
                 try:
                     return self._exchange(body, deadline)
-                except (TimeoutError, socket.timeout):
+                except TimeoutError:
                     self._drop()  # maybe half-read: never reused
                     raise late from None
                 except STALE_CONNECTION:

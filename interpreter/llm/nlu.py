@@ -18,7 +18,8 @@ a reading is 1.0, or 0.0 when it understood nothing (act null, no intent), like 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import msgspec
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from collections.abc import Iterator, Sequence
 
 import msgspec
 

@@ -14,10 +14,13 @@ import asyncio
 import http.client
 import ssl
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import msgspec
+
+from .. import MagoError
 
 ALERT_BUDGET = 15.0  # seconds an event keeps being retried
 FIRST_PAUSE = 0.2  # then doubled, at most MAX_PAUSE
@@ -25,7 +28,7 @@ MAX_PAUSE = 2.0
 _ENCODER = msgspec.json.Encoder()
 
 
-class AlertURLError(ValueError):
+class AlertURLError(ValueError, MagoError):
     """An `--alert-url` that is not an http(s) URL."""
 
 
@@ -35,7 +38,7 @@ def check_url(url: str) -> None:
         raise AlertURLError(f"--alert-url {url!r}: give an http:// or https:// URL, e.g. "
                             "http://127.0.0.1:9000/alerts")
     try:
-        parts.port
+        _ = parts.port  # reading the port checks it
     except ValueError:
         raise AlertURLError(f"--alert-url {url!r} has a bad port") from None
 

@@ -31,7 +31,6 @@ from .. import __version__
 from ..graph import RENDERERS
 from ..ir import SAFETY_REASON
 from ..loader import Runtime
-from ..state import history_entries
 from ..stores.records import RecordStore, StoreError, open_store
 from ..understanding.morph import load_for as load_analysers
 from . import api
@@ -90,7 +89,7 @@ class ServeConfig(msgspec.Struct, kw_only=True):
     allow_api_webhooks: bool = False  # SPEC 15, 17.9 (service.webhooks)
 
 
-def from_environment() -> "ServiceApp":
+def from_environment() -> ServiceApp:
     """uvicorn's factory in each worker: the config `mgi serve` put in the environment."""
     config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
     faulthandler.enable()  # a fatal signal (a bus error in a driver) leaves a line on stderr
@@ -388,7 +387,7 @@ class ServiceApp:
         record, stored = await self.sessions.view(session_id)
         state = record.state
         history = [{"user": e.user, "bot": e.bot, "node": e.node, "reason": e.reason}
-                   for e in history_entries(state)]
+                   for e in state.entries()]
         return 200, encode({
             "session_id": session_id, "scenario": record.scenario, "ir_hash": state.ir_hash,
             "current_node": state.current_node, "complete": state.complete,
@@ -467,7 +466,7 @@ class ServiceApp:
             if self.store is None:
                 raise StoreError("the store is not open yet")
             await asyncio.wait_for(self.store.writable(), self.config.store_timeout)
-        except (StoreError, asyncio.TimeoutError) as error:
+        except (TimeoutError, StoreError) as error:
             self.log.event("warning", "the session store cannot take a write",
                            error=str(error) or "no answer in time")
             return False

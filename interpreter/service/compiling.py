@@ -30,16 +30,18 @@ from typing import Any
 
 import msgspec
 
+from .. import MagoError
+
 _FRAME = struct.Struct(">I")
 START_SECONDS = 30.0  # wall time for the child to start and import the compiler
 WALL_FACTOR = 3.0  # a compile waiting on the machine, not on CPU: killed after this x limit
 
 
-class TooCostly(Exception):
+class TooCostly(MagoError):
     """The compile went over its CPU-time limit (or the child died while compiling)."""
 
 
-class Busy(Exception):
+class Busy(MagoError):
     """The compile queue of this worker is full."""
 
 

@@ -26,7 +26,6 @@ from .http import ApiError
 
 NODE_LIMIT = 2000
 CACHE_SIZE = 64
-SOURCE_PATH = "scenario"  # the file name diagnostics carry
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,20 @@ floor).
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
 
 import msgspec
 
+from .. import MagoError
 from .api import Diagnostic, ErrorDetail, ErrorEnvelope
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 _ENCODER = msgspec.json.Encoder()
 
 
-class ApiError(Exception):
+class ApiError(MagoError):
     """An answer other than success: status, code and one line for the client."""
 
     def __init__(self, status: int, code: str, message: str,

@@ -13,7 +13,8 @@ expires after `LEASE_SECONDS`; the turn retried then has the same number and act
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import msgspec
 
@@ -35,9 +36,9 @@ def runs_actions(program: ir.Program) -> bool:
 async def secure_turn(store: Any, session_id: str, record: Any, version: int,
                       encode: Callable[[Any], bytes], clock: Callable[[], float]) -> int | None:
     """The version the turn holds once its lease is written, or None (re-read and retry)."""
-    if record.lease_until > clock():
-        if not await _released(store, session_id, version, record.lease_until, clock):
-            return None  # the holder saved (or released) its turn: read the new state
+    if record.lease_until > clock() and \
+            not await _released(store, session_id, version, record.lease_until, clock):
+        return None  # the holder saved (or released) its turn: read the new state
     leased = msgspec.structs.replace(record, lease_until=clock() + LEASE_SECONDS)
     try:
         return await store.put(session_id, encode(leased), version, clock())

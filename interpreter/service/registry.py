@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import MagoError
 from ..files import InputFileError, read_input
 from ..loader import IRError, Runtime, load_program_bytes
 from ..stores.records import RecordStore
@@ -24,11 +25,11 @@ from ..stores.records import RecordStore
 LOADED_LIMIT = 64  # IRs of older deployments kept loaded per worker (registered ones always)
 
 
-class RegistryError(Exception):
+class RegistryError(MagoError):
     """The paths given to `mgi serve` do not make a set of scenarios."""
 
 
-class MissingIR(Exception):
+class MissingIR(MagoError):
     """A session names an IR hash the store does not have."""
 
 

@@ -25,7 +25,8 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import msgspec
 

@@ -21,7 +21,8 @@ import ipaddress
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from .. import ir

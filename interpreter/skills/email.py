@@ -30,7 +30,8 @@ import errno
 import os
 import re
 from contextlib import contextmanager, suppress
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterator
 
 from .registry import Skill, SkillContext, SkillResult
 
@@ -295,7 +296,7 @@ def _link_once(temp: str, final: str) -> None:
         os.link(temp, final)
     except FileExistsError:
         if not os.path.isfile(final):
-            raise OSError(errno.EEXIST, f"{os.path.basename(final)} exists and is no file")
+            raise OSError(errno.EEXIST, f"{os.path.basename(final)} exists and is no file") from None
     except OSError as error:  # a file system without hard links: rename, unless taken
         if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
             raise

@@ -15,7 +15,8 @@ Built in (`default()`): `weather` (`skills.weather`), `email` (`skills.email`).
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import msgspec
 

@@ -26,11 +26,13 @@ import ssl
 import threading
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import msgspec
 
+from .. import MagoError
 from .. import __version__, ir
 from ..fields import skill_problem
 from .registry import Skill, SkillContext, SkillResult
@@ -53,11 +55,11 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-class WebhookConfigError(Exception):
+class WebhookConfigError(MagoError):
     """A webhook that cannot be set up; the message is one line for the operator."""
 
 
-class Refused(Exception):
+class Refused(MagoError):
     """A call that must not be made or whose answer must not be used (one line, final)."""
 
 
@@ -258,13 +260,13 @@ class Webhook(Skill):
             raise Refused(f"webhook {self.name}: {type(error).__name__}") from None
 
 
-class _Retryable(Exception):
+class _Retryable(MagoError):
     def __init__(self, message: str, retry_after: str | None = None):
         super().__init__(message)
         self.retry_after = retry_after
 
 
-class _OutOfTime(Exception):
+class _OutOfTime(MagoError):
     pass
 
 

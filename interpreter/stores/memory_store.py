@@ -7,6 +7,7 @@ refuses `--workers` above 1 with it (`multi_process` False).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .records import Stored, VersionConflict
 
@@ -29,7 +30,7 @@ class MemoryRecordStore:
         return stored
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple = ()) -> int:
+                  now: float, events: tuple[Any, ...] = ()) -> int:
         stored = self._records.get(session_id)
         if stored is not None and stored.expires_at <= now:  # expired: as if it were gone
             stored = None

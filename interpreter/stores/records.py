@@ -18,23 +18,24 @@ only when its URL is opened, so `memory:` never loads sqlite3 and nothing here l
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from .. import MagoError
 from . import DEFAULT_STORE, DEFAULT_TTL
+from .sessions import VersionConflict
 
 DEFAULT_TIMEOUT = 2.0  # `mgi serve --store-timeout`
-from .sessions import VersionConflict
 
 __all__ = ["RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
            "open_store", "DEFAULT_STORE", "DEFAULT_TTL"]
 
 
 
-class StoreError(Exception):
+class StoreError(MagoError):
     """The store did not answer (down, locked too long, disk full): one line, no secret."""
 
 
-class StoreURLError(ValueError):
+class StoreURLError(ValueError, MagoError):
     """A `--store` value that names no store."""
 
 
@@ -56,7 +57,7 @@ class RecordStore(Protocol):
     async def get(self, session_id: str) -> Stored | None: ...
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple = ()) -> int:
+                  now: float, events: tuple[Any, ...] = ()) -> int:
         """Store `data` as version `expected_version + 1` if the stored version is
         `expected_version` (0: no session yet), else `VersionConflict`; the new version.
         `events`: `(time, bytes)` analytics events (SPEC 16) written with it, in the same

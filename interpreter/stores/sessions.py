@@ -20,10 +20,11 @@ from typing import Protocol
 
 import msgspec
 
+from .. import MagoError
 from ..state import DialogueState
 
 
-class VersionConflict(Exception):
+class VersionConflict(MagoError):
     """The session changed since it was read; reload and retry the turn."""
 
 

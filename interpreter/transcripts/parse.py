@@ -42,6 +42,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from .. import MagoError
 from ..files import InputFileError, JSONLimitError, decode_json, read_input
 
 HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus", "profile")
@@ -57,7 +58,7 @@ _COMMENT = re.compile(r"(^|\s)#")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$")
 
 
-class TranscriptError(Exception):
+class TranscriptError(MagoError):
     """A malformed transcript (or one that cannot run): `path:line: message`."""
 
     def __init__(self, path: str, line: int, message: str):

@@ -222,7 +222,7 @@ class _ScriptedSkills:
         self.result = result
         self.name = "scripted"
 
-    def get(self, name: str) -> "_ScriptedSkills":
+    def get(self, name: str) -> _ScriptedSkills:
         return self
 
     def run(self, args: dict, context: Any) -> Any:

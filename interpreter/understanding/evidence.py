@@ -23,7 +23,8 @@ Standard library only; nothing here knows about programs or the engine.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable, Iterable
 
 from .concepts import CONCEPTS, STOP_LEMMAS
 from .morph import NEG

@@ -85,9 +85,7 @@ def unexpected(runtime: Any, node: ir.Node, intent: int | None, act: str,
     found = _table(runtime, node)
     if intent is not None and (found.intents is None or intent in found.intents):
         return False
-    if stored and (found.slots is None or not found.slots.isdisjoint(stored)):
-        return False
-    return True
+    return not (stored and (found.slots is None or not found.slots.isdisjoint(stored)))
 
 
 def _table(runtime: Any, node: ir.Node) -> Expected:

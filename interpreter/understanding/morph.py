@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 NEG = "NEG"  # the lemma of a negating morpheme
 WH = "=wh"  # the lemma of a question word ("어떤", "뭐", "what", "which"): asking is no request

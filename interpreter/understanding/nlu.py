@@ -12,7 +12,8 @@ inform, undeclared intent -> null), so every NLU gets the same rules.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Annotated, Any, Iterable, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from collections.abc import Iterable
 
 import msgspec
 
@@ -67,9 +68,6 @@ class NLU(Protocol):
     """Anything that turns text into an `NLUResult`."""
 
     def parse(self, text: str, context: NLUContext) -> NLUResult: ...
-
-
-SILENCE_RESULT = NLUResult(dialogue_act="silence")
 
 
 class ScriptedNLU:

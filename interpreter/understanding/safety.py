@@ -30,14 +30,14 @@ import functools
 import re
 import unicodedata
 from re import _constants as _c, _parser as _sre  # the parser `re` itself uses
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
+from collections.abc import Sequence
 
 from .. import patterns
 from ..fields import SAFETY_CATEGORIES
 from . import safety_lexicon as lex
 
 CATEGORIES: tuple[str, ...] = SAFETY_CATEGORIES  # ("medical_emergency", "self_harm", "abuse")
-NONE = "none"  # `nlu.safety` when nothing was found
 MAX_DETECT_CHARS = 2000  # the lexicon reads the first characters of a message only
 
 _SPACING = re.compile(r"[\W_]+")

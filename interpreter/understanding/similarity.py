@@ -63,7 +63,8 @@ tests/test_nlu_rules.py (see `rules.MIN_SIMILARITY`).
 from __future__ import annotations
 
 import functools
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable
 
 from . import lexicon as lex
 

@@ -40,7 +40,8 @@ are Korean or English after `program.language`.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator
 
 import msgspec
 

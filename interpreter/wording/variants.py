@@ -16,7 +16,7 @@ says its next variant; the rotation records the variant said, for those response
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 

@@ -167,7 +167,7 @@ def per_turn(cfg: dict, runtime) -> dict:
                                       "max": round(per_round[-1], 3)}
     log(f"{'runner':40} {'median us':>10} {'p90 us':>9} {'mean us':>9} "
         f"{'full walk':>10} {'resumes':>9} {'turns':>7} {'x mgi':>8}  {'x mgi by round':>18}")
-    for name, f in result["runners"].items():
+    for f in result["runners"].values():
         by, spread = f["median_us_by_script"], f["vs_mgi_by_round"]
         log(f"{f['label']:40} {f['median_us']:>10.2f} {f['p90_us']:>9.2f} {f['mean_us']:>9.2f} "
             f"{by['full_walk']:>10.2f} {by['resumes_fallbacks']:>9.2f} {f['turns_timed']:>7} "

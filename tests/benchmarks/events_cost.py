@@ -46,7 +46,7 @@ def main() -> None:
                    "off": ServiceServer([ir_dir], store=f"sqlite:{tmp / 'off.db'}",
                                         extra=["--events-days", "0"]).start()}
         try:
-            for name, server in servers.items():
+            for server in servers.values():
                 bench.open_sessions("sqlite", server.port, CONNECTIONS)
                 bench.measure("sqlite", server, CONNECTIONS, 2)  # warm-up
             rates: dict[str, list[float]] = {"on": [], "off": []}

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 BUDGET = Path(__file__).resolve().parent / "budget.json"
 

@@ -39,7 +39,8 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, TypedDict
+from typing import Any, TypedDict
+from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # irkit, the tests' condition helpers

@@ -219,7 +219,7 @@ def turn_shares(rounds: int = 40) -> None:
     plan = [("whole engine turn", whole, speak), ("without the safety detector", quiet, speak),
             ("without the safety detector and the NLG", mute, fixed)]
     ratios: dict[str, list[float]] = {label: [] for label, _, _ in plan}
-    for label, runner, say in plan:  # warm-up
+    for _label, runner, say in plan:  # warm-up
         engine_module.speak = say
         _median_turn_ns(runner, 10, ids)
     gc.disable()

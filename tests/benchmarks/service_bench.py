@@ -47,7 +47,6 @@ import asyncio
 import gc
 import http.client
 import json
-import os
 import re
 import shutil
 import sqlite3
