@@ -33,7 +33,7 @@ def site(tmp_path_factory) -> Path:
 
 def test_the_docs_build_strictly(site):
     for page in ("index", "getting-started", "reference/cli", "reference/diagnostics",
-                 "reference/http-api", "reference/ir"):
+                 "reference/http-api", "reference/ir", "reference/errors"):
         assert (site / f"{page}.html").is_file(), page
 
 
@@ -50,6 +50,15 @@ def test_every_command_has_its_help_in_the_cli_reference(site):
     for command in ("mgc check", "mgc compile", "mgc inspect", "mgc graph", "mgc schema",
                     "mgi run", "mgi test", "mgi fuzz", "mgi serve", "mgi report"):
         assert f">{command}<" in page, command
+
+
+def test_every_public_exception_has_its_line_in_the_errors_reference(site):
+    from test_errors import exception_classes
+
+    page = (site / "reference" / "errors.html").read_text("utf-8")
+    for error in exception_classes():
+        if not error.__name__.startswith("_"):
+            assert f"{error.__module__}.{error.__qualname__}" in page, error
 
 
 def test_the_readmes_quick_start_is_the_getting_started_pages_first_section():

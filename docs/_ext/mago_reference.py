@@ -1,11 +1,12 @@
 """Reference pages made from the code, so they cannot drift from it.
 
-Four directives, each reading the one place that defines what it shows:
+Five directives, each reading the one place that defines what it shows:
 - `mago-cli mgc|mgi`: every command's `--help`, from click (`mgc`) and argparse (`mgi`);
 - `mago-diagnostics`: every code of `compiler.diagnostics.CATALOGUE`, with its golden case
   from `tests/golden/` as the example (a code without one fails the build);
 - `mago-http-api`: every endpoint of the OpenAPI document the service serves;
-- `mago-ir`: the IR format version and every record of `interpreter/ir.py` with its fields.
+- `mago-ir`: the IR format version and every record of `interpreter/ir.py` with its fields;
+- `mago-errors`: the tree of `MagoError` and the public exceptions below it, from the classes.
 Each directive writes Markdown (the pages are MyST) and parses it in place, titles included.
 """
 
@@ -176,9 +177,43 @@ class IrFormat(ReferenceDirective):
             yield ""
 
 
+class ErrorTree(ReferenceDirective):
+    """`MagoError` and every public exception below it, as a nested list (module, other
+    bases, the first line of its docstring), read from the classes once every module of
+    both packages is imported."""
+
+    def lines(self) -> Iterator[str]:
+        import importlib
+        import pkgutil
+
+        import compiler
+        import interpreter
+
+        for package in (compiler, interpreter):
+            for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                importlib.import_module(module.name)
+        yield from _error_lines(interpreter.MagoError, 0)
+        yield ""
+
+
+def _error_lines(error: type, depth: int) -> Iterator[str]:
+    from interpreter import MagoError
+
+    others = [b.__name__ for b in error.__bases__
+              if not issubclass(b, MagoError) and b is not Exception]
+    also = f" (also ``{'``, ``'.join(others)}``)" if others else ""
+    doc = " ".join(line.strip() for line in (error.__doc__ or "").strip().split("\n\n")[0]
+                   .split("\n"))
+    yield f"{'  ' * depth}- ``{error.__module__}.{error.__qualname__}``{also}: {doc}"
+    for below in sorted(error.__subclasses__(), key=lambda e: (e.__module__, e.__qualname__)):
+        if not below.__name__.startswith("_"):
+            yield from _error_lines(below, depth + 1)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_directive("mago-cli", CommandLine)
     app.add_directive("mago-diagnostics", DiagnosticCodes)
     app.add_directive("mago-http-api", HttpApi)
     app.add_directive("mago-ir", IrFormat)
+    app.add_directive("mago-errors", ErrorTree)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
