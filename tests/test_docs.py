@@ -32,8 +32,8 @@ def site(tmp_path_factory) -> Path:
 
 
 def test_the_docs_build_strictly(site):
-    for page in ("index", "getting-started", "reference/cli", "reference/diagnostics",
-                 "reference/http-api", "reference/ir", "reference/errors"):
+    for page in ("index", "getting-started", "spec", "spec-part3", "reference/cli",
+                 "reference/diagnostics", "reference/http-api", "reference/ir", "reference/errors"):
         assert (site / f"{page}.html").is_file(), page
 
 
@@ -59,6 +59,21 @@ def test_every_public_exception_has_its_line_in_the_errors_reference(site):
     for error in exception_classes():
         if not error.__name__.startswith("_"):
             assert f"{error.__module__}.{error.__qualname__}" in page, error
+
+
+def test_every_spec_section_the_code_cites_is_in_the_docs():
+    """A "SPEC x.y" in the code, the tests or the scenarios names a labelled section of
+    docs/spec*.md (`(spec-x.y)=`), so a reader can open what the code points at."""
+    labels = {m for page in DOCS.glob("spec*.md")
+              for m in re.findall(r"^\(spec-([0-9.]+)\)=$", page.read_text("utf-8"), re.M)}
+    cited = {}
+    for folder in ("compiler", "interpreter", "tests", "scenarios"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".json", ".txt", ".md") and path.is_file():
+                for number in re.findall(r"SPEC ([0-9]+(?:\.[0-9]+)?)", path.read_text("utf-8", errors="replace")):
+                    cited.setdefault(number, path.relative_to(ROOT))
+    missing = {n: str(p) for n, p in cited.items() if n not in labels}
+    assert not missing, f"cited but not in docs/spec*.md: {missing}"
 
 
 def test_the_readmes_quick_start_is_the_getting_started_pages_first_section():
