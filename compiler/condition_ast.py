@@ -11,7 +11,9 @@ compares meaning only.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -20,7 +22,7 @@ class _NoValue:
 
     _instance = None
 
-    def __new__(cls):
+    def __new__(cls) -> _NoValue:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -50,7 +52,8 @@ class Leaf:
     field: str
     operator: str
     value: Any = NO_VALUE
-    pos: Position | None = field(default=None, compare=False, repr=False)
+    # dataclasses.field: the name `field` is a field of this class
+    pos: Position | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class Not:
 Condition = Leaf | And | Or | Not
 
 
-def walk(condition: Condition):
+def walk(condition: Condition) -> Iterator[Condition]:
     """Every node of a condition, depth first, parents before children (iterative)."""
     stack = [condition]
     while stack:

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from collections.abc import Iterable, Sequence
+from typing import Any, overload
 
 ERROR = "error"
 WARNING = "warning"
@@ -80,7 +81,7 @@ class Diagnostic:
     def severity(self) -> str:
         return CATALOGUE[self.code][0]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "severity": self.severity,
@@ -136,12 +137,16 @@ class Diagnostics:
         return any(d.severity == ERROR for d in self.items[since:])
 
     def sorted(self) -> list[Diagnostic]:
-        def key(d: Diagnostic):
+        def key(d: Diagnostic) -> tuple[int, int, str, str]:
             return (d.line or 0, d.column or 0, d.code, d.path)
 
         return sorted(self.items, key=key)
 
 
+@overload
+def printable(text: str) -> str: ...
+@overload
+def printable(text: None) -> None: ...
 def printable(text: str | None) -> str | None:
     """`text` on one printable line: names quoted from the scenario may hold a newline or a
     terminal escape; those characters are written as Python escapes (`\\n`, `\\x1b`)."""

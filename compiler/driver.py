@@ -20,10 +20,11 @@ import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from interpreter import MagoError
 from interpreter.files import InputFileError, read_input
-from interpreter.ir import MAGIC, without_cycle_collection
+from interpreter.ir import MAGIC, Program, without_cycle_collection
 
 from .analysis import Analysis, analyse
 from .diagnostics import Diagnostic, Diagnostics
@@ -31,6 +32,9 @@ from .emit import build_program, emit
 from .groups import once_per_group
 from .resolve import Model, resolve
 from .schema import decode_scenario
+
+if TYPE_CHECKING:
+    from .jsonpos import Locator  # imported when there is something to place
 
 
 NODE_POINTER = re.compile(r"/graph/nodes/\d+")
@@ -64,7 +68,8 @@ class CompileResult:
         with without_cycle_collection():
             return emit(self.model, self.analysis)
 
-    def program(self):
+    def program(self) -> Program:
+        assert self.model is not None and self.analysis is not None
         return build_program(self.model, self.analysis)
 
 
@@ -124,7 +129,7 @@ def locate(text: str, diags: Diagnostics) -> list[Diagnostic]:
     return diags.sorted()
 
 
-def _place(d: Diagnostic, locator) -> Diagnostic:
+def _place(d: Diagnostic, locator: Locator | None) -> Diagnostic:
     if locator is None:
         return replace(d, line=1, column=1)
     position = None

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic, printable
+
+if TYPE_CHECKING:
+    from .driver import CompileResult
 
 WINDOW = 100  # characters of a long source line shown around the column
 
 
-def render_json(results) -> str:
+def render_json(results: Sequence[CompileResult]) -> str:
     """One JSON document for one file, or a list for several (`mgc check a.json b.json`)."""
     docs = [{"file": r.path, "diagnostics": [d.as_json() for d in r.diagnostics],
              "errors": r.errors, "warnings": r.warnings} for r in results]
