@@ -114,5 +114,5 @@ fuzz: $(STAMP)
 		-p no:cacheprovider -rfE --durations=15 2>&1 | tee build/fuzz.log; exit $${PIPESTATUS[0]}
 
 clean:
-	rm -rf $(VENV) build/*.ir build/*.json .pytest_cache .hypothesis
+	rm -rf $(VENV) build/*.ir build/*.json .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
