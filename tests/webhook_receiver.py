@@ -7,6 +7,8 @@ first), `/hang` (answers only when the receiver stops), `/huge` (10 MB with no l
 `/redirect` (302 to `/ok`), `/badtype` (a result field of the wrong type), `/slow` (200 ms,
 then `/ok`'s answer). Like a careful business receiver, it honours the idempotency key: a
 key it has answered with 2xx is answered again from memory and counted once in `effects`.
+A test may set `before(request)`: called in the handler's thread once a request is recorded,
+before it is answered (to hold a call, or to act on the store while the call is open).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Receiver:
         self.answered: dict[str, bytes] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.before = None  # a test's hook: before(request) runs before the answer
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.scheme = "http"
@@ -84,8 +87,12 @@ class Receiver:
                 key = self.headers.get("Idempotency-Key", "")
                 with receiver.lock:
                     seen = sum(1 for r in receiver.requests if r["key"] == key)
-                    receiver.requests.append({"path": self.path, "key": key, "body": body,
-                                              "headers": dict(self.headers)})
+                    request = {"path": self.path, "key": key, "body": body,
+                               "headers": dict(self.headers)}
+                    receiver.requests.append(request)
+                if receiver.before is not None:
+                    receiver.before(request)
+                with receiver.lock:
                     done = receiver.answered.get(key)
                 if done is not None:  # an action already taken: the same answer, no effect
                     return self._send(200, done)

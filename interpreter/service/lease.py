@@ -7,7 +7,9 @@ or None when another attempt holds the turn or won the race (re-read the session
 again). Why: two workers that read the same version would both run turn N and send the same
 action; with the lease, the one that loses the lease write never runs the turn, so the action
 id it would send is the one the winner records. A lease that outlives its holder (a crash)
-expires after `LEASE_SECONDS`; the turn retried then has the same number and action id.
+expires after `lease_seconds(program)` (the budgets of its skill nodes and a margin, so a
+crashed holder keeps the session only that long); the turn retried then has the same number
+and action id.
 """
 
 from __future__ import annotations
@@ -19,27 +21,44 @@ from collections.abc import Callable
 import msgspec
 
 from .. import ir
+from ..skills.registry import DEFAULT_TIMEOUT_MS
+from ..skills.webhook import MARGIN_MS
 from ..stores.records import VersionConflict
 
-LEASE_SECONDS = ir.SkillDecl.MAX_SECONDS + 5.0  # the longest skill run, and some margin
+LEASE_MARGIN = 5.0  # seconds past the skills' budgets: the turn's understanding and save
+LEASE_CAP = 2 * ir.SkillDecl.MAX_SECONDS  # however many skill nodes a scenario has
 POLL_SECONDS = 0.05
 ACTION_SKILLS = frozenset({"email"})  # built-ins that act on the world
 
 
-def runs_actions(program: ir.Program) -> bool:
-    """Whether a node of `program` runs an action skill (decodes every node: off the loop)."""
-    declared = {d.name for d in program.skills if d.kind in ("webhook", "python")}
-    return any(node.skill in ACTION_SKILLS or node.skill in declared
-               for node in program.nodes if node.skill)
+def lease_seconds(program: ir.Program) -> float:
+    """How long a turn of `program` holds its lease: 0 when no node runs an action skill,
+    else the budgets of all its skill nodes (a turn passes each at most once), capped, and
+    `LEASE_MARGIN`. Decodes every node: call it off the loop, once per IR."""
+    declared = {d.name: d for d in program.skills}
+    budget, acts = 0.0, False
+    for node in program.nodes:
+        if not node.skill:
+            continue
+        decl = declared.get(node.skill)
+        acts = acts or node.skill in ACTION_SKILLS or (
+            decl is not None and decl.kind in ("webhook", "python"))
+        if decl is not None and decl.kind == "webhook":
+            budget += decl.timeout_seconds + MARGIN_MS / 1000
+        else:
+            budget += (node.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000
+    return min(budget, LEASE_CAP) + LEASE_MARGIN if acts else 0.0
 
 
 async def secure_turn(store: Any, session_id: str, record: Any, version: int,
-                      encode: Callable[[Any], bytes], clock: Callable[[], float]) -> int | None:
-    """The version the turn holds once its lease is written, or None (re-read and retry)."""
+                      encode: Callable[[Any], bytes], clock: Callable[[], float],
+                      seconds: float) -> int | None:
+    """The version the turn holds once its lease of `seconds` is written, or None (re-read
+    and retry)."""
     if record.lease_until > clock() and \
             not await _released(store, session_id, version, record.lease_until, clock):
         return None  # the holder saved (or released) its turn: read the new state
-    leased = msgspec.structs.replace(record, lease_until=clock() + LEASE_SECONDS)
+    leased = msgspec.structs.replace(record, lease_until=clock() + seconds)
     try:
         return await store.put(session_id, encode(leased), version, clock())
     except VersionConflict:

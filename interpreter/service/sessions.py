@@ -267,12 +267,12 @@ class Sessions:
             started = time.perf_counter()
             held = stored.version
             try:
-                acts = await self.executor.acts(state.ir_hash, self.registry)
+                lease = await self.executor.lease(state.ir_hash, self.registry)
             except MissingIR as error:
                 raise StoreError(str(error)) from None
-            if acts:
+            if lease:
                 held = await secure_turn(self.store, session_id, record, stored.version,
-                                         encode_record, self.clock)
+                                         encode_record, self.clock, lease)
                 if held is None:
                     continue
             try:

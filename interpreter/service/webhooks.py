@@ -30,7 +30,7 @@ from ..skills.webhook import (CA_FILE_ENV, HOSTS_ENV, WebhookConfigError, allowe
                               private_address)
 from .design import key_positions
 from .http import ApiError
-from .lease import runs_actions
+from .lease import lease_seconds
 
 DEFAULT_SKILL_THREADS = 64  # turns waiting on a receiver or an LLM at once, per worker
 ENV_MARK = "${"
@@ -42,7 +42,7 @@ class TurnExecutor:
     def __init__(self, threads: int = DEFAULT_SKILL_THREADS):
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="turn")
         self._blocking: dict[str, bool] = {}
-        self._acts: dict[str, bool] = {}
+        self._leases: dict[str, float] = {}
 
     def blocks(self, runtime: Any) -> bool:
         """Whether a turn of `runtime` may run a skill (any skill node), cached by IR hash."""
@@ -54,19 +54,19 @@ class TurnExecutor:
             self._blocking[runtime.ir_hash] = known
         return known
 
-    async def acts(self, ir_hash: str, registry: Any) -> bool:
-        """Whether a turn of that IR may run an action skill (SPEC 17.8), found off the loop
-        once per IR (every node is decoded to know)."""
-        known = self._acts.get(ir_hash)
+    async def lease(self, ir_hash: str, registry: Any) -> float:
+        """The seconds of the lease a turn of that IR takes, 0 when it runs no action skill
+        (SPEC 17.8); found off the loop once per IR (every node is decoded to know)."""
+        known = self._leases.get(ir_hash)
         if known is None:
             runtime = await registry.runtime(ir_hash)
             if not self.blocks(runtime):
-                known = False
+                known = 0.0
             else:
-                known = await self.run(runs_actions, runtime.program)
-            if len(self._acts) > 4096:
-                self._acts.clear()
-            self._acts[ir_hash] = known
+                known = await self.run(lease_seconds, runtime.program)
+            if len(self._leases) > 4096:
+                self._leases.clear()
+            self._leases[ir_hash] = known
         return known
 
     async def run(self, function: Callable, *args: Any) -> Any:
