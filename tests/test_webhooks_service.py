@@ -2,7 +2,8 @@
 
 1. 64 sessions at once, each calling a receiver that takes 200 ms, finish in about the time
    of one batch (the calls run in the bounded turn executor, not one after another on the
-   loop), and `/healthz` answers fast meanwhile. The figures are printed.
+   loop), whose threads are started before the first turn, off the loop. `/healthz` meanwhile
+   is measured by tests/benchmarks/webhook_healthz.py.
 2. A scenario posted to `/session/json` with a webhook is 422 `webhook_not_allowed`; on
    `/session/validate` it is an E113 diagnostic. With `--allow-api-webhooks` (which needs
    `MAGO_WEBHOOK_HOSTS`), a listed public-looking host is allowed, an unlisted one, a
@@ -21,28 +22,12 @@ import time
 import pytest
 
 from conftest import ROOT
+from interpreter.service.webhooks import TurnExecutor
 from service_server import Client, ServiceServer
 from test_webhooks import compiled, scenario
 from webhook_receiver import Receiver
 
 SESSIONS = 64
-# /healthz probed from a process of its own (the test process's 64 client threads and the
-# receiver's would slow a probe thread here, not the server): GETs every 10 ms until stdin
-# says stop; prints the latencies as JSON.
-PROBE = """
-import http.client, json, sys, threading, time
-connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
-done, seen = threading.Event(), []
-threading.Thread(target=lambda: (sys.stdin.readline(), done.set()), daemon=True).start()
-print("ready", flush=True)
-while not done.is_set() and len(seen) < 5000:
-    started = time.perf_counter()
-    connection.request("GET", "/healthz")
-    connection.getresponse().read()
-    seen.append(time.perf_counter() - started)
-    done.wait(0.01)
-print(json.dumps(seen))
-"""
 
 
 @pytest.fixture
@@ -64,10 +49,11 @@ def one_turn(client: Client, number: int, answers: list) -> None:
 
 
 def test_64_sessions_calling_a_slow_receiver_take_about_one_batch(receiver, tmp_path):
+    """Concurrency, not latency: the bound is generous (a third of 64 calls in a row);
+    `/healthz` during such batches is measured by tests/benchmarks/webhook_healthz.py."""
     ir_file = served_ir(tmp_path, receiver.base + "/slow")
     with ServiceServer([ir_file]) as server:
         answers: list = []
-
         clients = [Client(server.port) for _ in range(SESSIONS)]
         for number, client in enumerate(clients, 1):  # the sessions first, one by one
             status, created, _ = client.call("POST", "/dm/v1/session",
@@ -80,30 +66,34 @@ def test_64_sessions_calling_a_slow_receiver_take_about_one_batch(receiver, tmp_
         warm.close()
         threads = [threading.Thread(target=one_turn, args=(client, n, answers))
                    for n, client in enumerate(clients, 1)]
-        prober = subprocess.Popen([sys.executable, "-c", PROBE, str(server.port)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert prober.stdout.readline().strip() == "ready"
         started = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(60)
         took = time.perf_counter() - started
-        health = json.loads(prober.communicate("stop\n", timeout=30)[0])
         for client in clients:
             client.close()
     assert len(answers) == SESSIONS
     assert all(status == 200 and "shipped" in answer["turn"]["response"]
                for status, answer in answers), answers[:3]
     assert len(receiver.effects) == SESSIONS + 1
-    worst = max(health)
     print(f"\n{SESSIONS} sessions x 200 ms receiver: {took:.2f} s in all "
-          f"(one after another would be {SESSIONS * 0.2:.1f} s); /healthz "
-          f"{len(health)} probes, median {sorted(health)[len(health) // 2] * 1000:.1f} ms, "
-          f"worst {worst * 1000:.1f} ms")
+          f"(one after another would be {SESSIONS * 0.2:.1f} s)")
     assert took < SESSIONS * 0.2 / 3, took  # far from serial (12.8 s); generous for 2 cores
-    assert health and worst < 1.0, worst  # generous: the target is 50 ms (printed above)
-    assert sorted(health)[len(health) // 2] < 0.1  # the loop is not held by the calls
+
+
+def test_the_turn_executor_starts_its_threads_before_the_first_turn():
+    """`ThreadPoolExecutor` would start a thread inside a submit on the event loop, and
+    `Thread.start` waits for the new thread: measured holding the loop for up to a second."""
+    executor = TurnExecutor(8)
+    try:
+        executor.prestart()
+        names = [t.name for t in threading.enumerate() if t.name.startswith("turn")]
+        assert len(names) >= 8
+        assert len(executor._pool._threads) == 8  # a submit now finds an idle one
+    finally:
+        executor.close()
 
 
 def posted(url: str, **options) -> dict:

@@ -242,7 +242,8 @@ class ServiceApp:
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
                                  recorder=self._recorder())
-        await asyncio.to_thread(warm_up, list(self.scenarios.values()))
+        await asyncio.to_thread(warm_up, self.scenarios.values(), self.sessions.executor,
+                                self.plugins.blocking)
         await asyncio.to_thread(load_analysers, [s.runtime.program for s in self.scenarios.values()])
         self._sweeper = asyncio.create_task(self.sweep_forever())
 

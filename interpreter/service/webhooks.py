@@ -20,6 +20,7 @@ import asyncio
 import ipaddress
 import json
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from collections.abc import Callable, Iterable
@@ -33,6 +34,7 @@ from .http import ApiError
 from .lease import lease_seconds
 
 DEFAULT_SKILL_THREADS = 64  # turns waiting on a receiver or an LLM at once, per worker
+PRESTART_SECONDS = 30.0  # starting the pool's threads never waits longer than this
 ENV_MARK = "${"
 
 
@@ -40,6 +42,7 @@ class TurnExecutor:
     """A bounded thread pool for turns that may block; others run on the loop directly."""
 
     def __init__(self, threads: int = DEFAULT_SKILL_THREADS):
+        self.threads = threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="turn")
         self._blocking: dict[str, bool] = {}
         self._leases: dict[str, float] = {}
@@ -69,6 +72,16 @@ class TurnExecutor:
             self._leases[ir_hash] = known
         return known
 
+    def prestart(self) -> None:
+        """Start every thread of the pool now, off the loop. Why: `ThreadPoolExecutor`
+        starts a thread inside a `submit` that finds none idle, and `Thread.start` waits
+        until the new thread runs; on a busy machine, with the other threads holding the
+        interpreter lock, that held the event loop (and `/healthz`) for up to a second."""
+        gate = threading.Barrier(self.threads + 1)  # each submit finds no idle thread
+        for _ in range(self.threads):
+            self._pool.submit(gate.wait, PRESTART_SECONDS)
+        gate.wait(PRESTART_SECONDS)
+
     async def run(self, function: Callable, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
@@ -96,11 +109,18 @@ def check_started(scenarios: Iterable[Any], allow_api: bool) -> list[str]:
     return [line for program in programs for line in missing_python_skills(program, installed)]
 
 
-def warm_up(scenarios: Iterable[Any]) -> None:
-    """Import httpx and build the pooled client (its TLS context holds the interpreter lock
-    for a while) before the first turn, when a start file has a webhook; run it off the loop."""
+def warm_up(scenarios: Iterable[Any], executor: TurnExecutor | None = None,
+            blocking: bool = False) -> None:
+    """Before the first turn, off the loop: start the turn executor's threads when a turn
+    will use them (an LLM plug-in, a start file with a skill node), and import httpx and
+    build the pooled client (its TLS context holds the interpreter lock for a while) when a
+    start file has a webhook."""
     from ..skills.webhook import shared_client
 
+    scenarios = list(scenarios)
+    if executor is not None and (blocking or any(executor.blocks(s.runtime)
+                                                 for s in scenarios)):
+        executor.prestart()
     if any(d.kind == "webhook" for s in scenarios for d in s.runtime.program.skills):
         shared_client(os.environ.get(CA_FILE_ENV))
 
