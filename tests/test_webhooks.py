@@ -13,6 +13,7 @@ the receiver sees the same key, and a retry that carries the completed run sends
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -25,7 +26,8 @@ from conftest import ROOT, self_signed_certificate
 from interpreter.cli.plugins import InputError, skill_registry
 from interpreter.engine import Engine
 from interpreter.loader import load_program_bytes
-from interpreter.skills.webhook import OFF_ERROR, WebhookConfigError, webhook_skills
+from interpreter.skills.webhook import (OFF_ERROR, WebhookConfigError, private_address,
+                                        webhook_skills)
 from interpreter.stores.sessions import MemorySessionStore
 from webhook_receiver import HUGE_BYTES, Receiver
 
@@ -334,3 +336,58 @@ def test_mgi_test_calls_the_webhook_only_with_webhooks_live(receiver, tmp_path):
     live = run("--webhooks", "live")
     assert live.returncode == 0, live.stdout + live.stderr
     assert receiver.keys() == ["transcript-live:2:lookup"]  # turn 2: the opening is turn 1
+
+
+# --- an API-posted scenario's connections (no server-side request forgery) ------------------
+
+
+def resolving(monkeypatch, name: str, answers: list[str]) -> list[str]:
+    """`name` resolves to each of `answers` in turn (the last one from then on), as a DNS
+    server under an attacker's control would answer; other names resolve as usual. The
+    addresses handed out are returned (one per lookup)."""
+    real, handed = socket.getaddrinfo, []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host != name:
+            return real(host, port, *args, **kwargs)
+        handed.append(answers[min(len(handed), len(answers) - 1)])
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (handed[-1], port or 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return handed
+
+
+def posted_engine(url: str, **options) -> Engine:
+    _, runtime = compiled(scenario(url, **options))
+    skills = skill_registry(runtime, lambda line: None, "live", private_address)
+    return Engine(runtime, store=MemorySessionStore(), skills=skills)
+
+
+def test_a_posted_webhook_to_a_name_of_this_machine_is_refused_at_connect_time(receiver,
+                                                                               monkeypatch):
+    port = receiver.server.server_address[1]
+    resolving(monkeypatch, "orders.inside.test", ["127.0.0.1"])
+    for host in ("orders.inside.test", "localhost"):
+        engine = posted_engine(f"http://{host}:{port}/ok")
+        lookup_turn(engine)
+        state = engine.session("s")
+        assert state.skill_status == "failed", state.skill_data
+        assert f"host {host} is an internal address" in state.skill_data["error"]
+    assert receiver.requests == []
+    own = engine_for(f"http://localhost:{port}/ok")  # a start file's webhook: the operator's
+    assert "shipped" in lookup_turn(own).response
+
+
+def test_a_rebinding_name_is_connected_to_only_at_the_address_that_was_checked(receiver,
+                                                                               monkeypatch):
+    """The first answer is public, every later one 127.0.0.1: a check and a second lookup
+    to connect would reach the receiver; one lookup per connection never does."""
+    port = receiver.server.server_address[1]
+    handed = resolving(monkeypatch, "orders.rebind.test", ["93.184.216.34", "127.0.0.1"])
+    engine = posted_engine(f"http://orders.rebind.test:{port}/ok", timeout_seconds=2,
+                           retries=1)
+    lookup_turn(engine)
+    state = engine.session("s")
+    assert state.skill_status in ("failed", "timeout"), state.skill_data
+    assert receiver.requests == []  # never the loopback answer
+    assert handed[:1] == ["93.184.216.34"]

@@ -12,12 +12,16 @@ budget lasts; any other 4xx fails at once with `skill.data.error` = the status; 
 not followed (it fails); an answer over 1 MiB fails without being held (read in chunks, the
 read stopped at the cap). A 2xx answer must be a JSON object: its declared `result` fields
 become `skill.data` (undeclared ones dropped, a wrong type fails the run).
+An API-posted scenario's webhook connects only to a global address: its pooled client's
+network backend resolves the name once per connection, checks every answer and connects to
+the checked address (no second lookup a rebinding DNS answer could turn to 127.0.0.1).
 Secrets: the resolved url and header values live only in the `Webhook` object (its repr hides
 them); no error line names them, and the IR keeps the `${NAME}` form.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import random
@@ -69,7 +73,8 @@ class Refused(MagoError):
 def webhook_skills(program: ir.Program, live: bool, environ: Mapping[str, str] | None = None,
                    guard: Callable[[str], str | None] | None = None) -> list[Skill]:
     """The scenario's webhooks as skills: real ones when `live`, else ones that fail with
-    "webhooks off". `guard(host)` (API-posted scenarios) may refuse an address at call time."""
+    "webhooks off". With a `guard` (API-posted scenarios: `private_address`), every
+    connection goes to an address resolved once and checked by that rule (pinned)."""
     environ = os.environ if environ is None else environ
     bad = skill_problem(program.skills)  # a hand-made IR: the compiler never writes one
     if bad is not None:
@@ -117,15 +122,27 @@ def private_address(host: str) -> str | None:
     """Why `host` must not be called from a scenario posted to the API (it resolves to a
     loopback, link-local, private or otherwise internal address), or None."""
     try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        checked_address(host)
+    except Refused as refused:
+        return str(refused)
+    return None
+
+
+def checked_address(host: str, port: int | None = None) -> str:
+    """The address a posted scenario's connection to `host` goes to: resolved once and every
+    answer checked, so that the connection is made to the address that was checked (a
+    second lookup, which a DNS answer could rebind to 127.0.0.1, is never made); `Refused`
+    when it does not resolve or any answer is internal."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        return f"host {host} does not resolve"
+        raise Refused(f"host {host} does not resolve") from None
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
         if not address.is_global or address.is_multicast:
-            return f"host {host} is an internal address ({address}); not called from an " \
-                   "API-posted scenario"
-    return None
+            raise Refused(f"host {host} is an internal address ({address}); not called from "
+                          "an API-posted scenario")
+    return infos[0][4][0]
 
 
 def missing_python_skills(program: ir.Program, installed: Iterable[str]) -> list[str]:
@@ -142,10 +159,11 @@ _CLIENTS: dict[str | None, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-def shared_client(ca_file: str | None = None) -> Any:
-    """One `httpx.Client` per CA file for the process: pooled, kept-alive connections."""
+def shared_client(ca_file: str | None = None, pinned: bool = False) -> Any:
+    """One `httpx.Client` per CA file for the process: pooled, kept-alive connections; with
+    `pinned` (API-posted scenarios), one whose every connection goes to a checked address."""
     with _CLIENTS_LOCK:
-        client = _CLIENTS.get(ca_file)
+        client = _CLIENTS.get((ca_file, pinned))
         if client is None:
             import httpx  # only a scenario with a webhook pays for it
 
@@ -155,9 +173,54 @@ def shared_client(ca_file: str | None = None) -> Any:
             transport = httpx.HTTPTransport(verify=verify, socket_options=[
                 (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], limits=httpx.Limits(
                     max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0))
-            client = _CLIENTS[ca_file] = httpx.Client(
+            if pinned:
+                _pin(transport)
+            client = _CLIENTS[(ca_file, pinned)] = httpx.Client(
                 transport=transport, follow_redirects=False, trust_env=False)
         return client
+
+
+def _pin(transport: Any) -> None:
+    """Give `transport`'s connection pool the network backend that connects only to checked
+    addresses. httpx's transport takes no network backend, so its httpcore pool is built
+    again with the same settings and the pinned backend (httpcore's documented extension point:
+    the pool still keys connections by host name, and TLS still verifies that name)."""
+    import httpcore
+
+    pool = transport._pool
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=pool._ssl_context, max_connections=pool._max_connections,
+        max_keepalive_connections=pool._max_keepalive_connections,
+        keepalive_expiry=pool._keepalive_expiry, http1=pool._http1, http2=pool._http2,
+        socket_options=pool._socket_options, network_backend=_pinned_backend_class()())
+
+
+@functools.cache
+def _pinned_backend_class() -> type:
+    import httpcore
+
+    class Pinned(httpcore.NetworkBackend):
+        """`connect_tcp` to the address `checked_address` resolved and checked, never to a
+        second lookup of the name; a refusal is `Refused` (final, not retried)."""
+
+        def __init__(self) -> None:
+            self._backend = httpcore.SyncBackend()
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None,
+                        socket_options: Iterable | None = None) -> Any:
+            return self._backend.connect_tcp(checked_address(host, port), port, timeout,
+                                             local_address, socket_options)
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                socket_options: Iterable | None = None) -> Any:
+            raise Refused("a posted scenario's webhook may not use a unix socket")
+
+        def sleep(self, seconds: float) -> None:
+            self._backend.sleep(seconds)
+
+    return Pinned
+
 
 
 # --- a run ----------------------------------------------------------------------------------
@@ -197,10 +260,6 @@ class Webhook(Skill):
                    "Idempotency-Key": context.action_id, "User-Agent": f"mago/{__version__}",
                    "Accept-Encoding": "identity"}  # read as sent: the cap counts real bytes
         try:
-            if self._guard is not None:
-                problem = self._guard(urlsplit(self._url).hostname or "")
-                if problem:
-                    raise Refused(problem)
             answer = self._with_retries(payload, headers, time.monotonic() + self.budget)
         except _Status as answer:
             return SkillResult("failed", {"error": answer.status})
@@ -235,7 +294,7 @@ class Webhook(Skill):
     def _attempt(self, payload: bytes, headers: dict, left: float) -> Any:
         import httpx
 
-        client = shared_client(self._ca_file)
+        client = shared_client(self._ca_file, pinned=self._guard is not None)
         try:
             with client.stream("POST", self._url, content=payload, headers=headers,
                                timeout=httpx.Timeout(left)) as response:
