@@ -48,21 +48,21 @@ demo-email: $(STAMP) build/email_compose.ir
 		$(BIN)/python -c 'import sys, email, email.policy as p; m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=p.default); print("".join(f"  {k}: {m[k]}\n" for k in ("From", "To", "Subject", "Message-ID")) + "\n  " + m.get_content().strip().replace("\n", "\n  "))' "$$f"; done
 
 # The English refill line (SPEC 14): a delivery read back with its conditional Address: line,
-# the RX number normalised, the branch said by its label; the request goes into a fresh
-# outbox folder under build/ (the e-mail skill, as in demo-email).
-PHARMACY_OUTBOX := build/pharmacy-outbox
-
+# the RX number normalised, the branch said by its label; the request is submitted through
+# the submit_refill webhook to the pharmacy's receiver, which the demo starts on a free
+# loopback port (as in demo-webhook).
 demo-pharmacy: $(STAMP) build/pharmacy_refill.ir
-	@rm -rf $(PHARMACY_OUTBOX) && mkdir -p $(PHARMACY_OUTBOX)
-	env -u MAGO_SMTP_URL MAGO_OUTBOX=$(PHARMACY_OUTBOX) $(BIN)/mgi run build/pharmacy_refill.ir \
-		--script scenarios/pharmacy_refill.demo.txt --output-level compact
-	@echo
-	@echo "The request went to: $$(ls $(PHARMACY_OUTBOX)/*.eml)"
-	@echo "Call the refill line yourself:  $(BIN)/mgi run build/pharmacy_refill.ir --output-level detailed"
+	$(BIN)/python scenarios/pharmacy_refill.receiver.py --demo $(BIN)/mgi run \
+		build/pharmacy_refill.ir --webhooks live --script scenarios/pharmacy_refill.demo.txt \
+		--output-level compact
+	@echo "Call the refill line yourself:  $(BIN)/python scenarios/pharmacy_refill.receiver.py --demo $(BIN)/mgi run build/pharmacy_refill.ir --webhooks live --output-level detailed"
 
 # The service on this machine only, sessions in build/mago-sessions.db (README "Running the
-# service"); Ctrl-C stops it.
+# service"); the webhooks of the shipped scenarios call the receivers of scenarios/*.receiver.py
+# on their default ports unless the variables are set; Ctrl-C stops it.
 serve: $(STAMP) $(IRS)
+	ORDER_WEBHOOK_URL=$${ORDER_WEBHOOK_URL:-http://127.0.0.1:8090/orders/status} \
+	PHARMACY_WEBHOOK_URL=$${PHARMACY_WEBHOOK_URL:-http://127.0.0.1:8091/refills} \
 	$(BIN)/mgi serve $(IRS) --host 127.0.0.1 --port 8080 --store sqlite:build/mago-sessions.db
 
 # The documentation site (Sphinx, docs/): strict, as the suite builds it; open build/docs/index.html.

@@ -31,21 +31,28 @@ class Receiver(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def demo(command):
-    """Serve on a free loopback port, run `command` with ORDER_WEBHOOK_URL set, report."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+def demo(command, handler=Receiver, variable="ORDER_WEBHOOK_URL", path="/orders/status",
+         acted=done):
+    """Serve `handler` on a free loopback port, run `command` with `variable` set to its url,
+    report the keys it acted on (`acted`). scenarios/pharmacy_refill.receiver.py uses it too."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/orders/status"
+    url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     print(f"(receiver listening at {url})", flush=True)
     try:
-        code = subprocess.run(command, env={**os.environ, "ORDER_WEBHOOK_URL": url}).returncode
+        code = subprocess.run(command, env={**os.environ, variable: url}).returncode
     finally:
         server.shutdown()
-    print(f"\n(the receiver acted on {len(done)} call(s): {', '.join(done)})")
+    print(f"\n(the receiver acted on {len(acted)} call(s): {', '.join(acted)})")
     return code
 
 
-if __name__ == "__main__":
+def main(handler=Receiver, port=8090, **options):
+    """`--demo COMMAND...`, or serve on $PORT (default `port`) until stopped."""
     if sys.argv[1:2] == ["--demo"]:
-        sys.exit(demo(sys.argv[2:]))
-    ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", "8090"))), Receiver).serve_forever()
+        sys.exit(demo(sys.argv[2:], handler, **options))
+    ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", port))), handler).serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -391,3 +391,21 @@ def test_a_rebinding_name_is_connected_to_only_at_the_address_that_was_checked(r
     assert state.skill_status in ("failed", "timeout"), state.skill_data
     assert receiver.requests == []  # never the loopback answer
     assert handed[:1] == ["93.184.216.34"]
+
+
+def test_the_pharmacy_demo_submits_its_refill_through_its_own_receiver(tmp_path):
+    """`make demo-pharmacy`: the receiver the demo starts on a loopback port files the
+    delivery path's refill once, and the bot says it is in (SPEC 15's must-show)."""
+    from service_server import compile_irs
+
+    ir_file = compile_irs(tmp_path, ("pharmacy_refill",)) / "pharmacy_refill.ir"
+    done = subprocess.run(
+        [sys.executable, "scenarios/pharmacy_refill.receiver.py", "--demo", sys.executable,
+         "-m", "interpreter.cli", "run", str(ir_file), "--webhooks", "live", "--script",
+         "scenarios/pharmacy_refill.demo.txt", "--output-level", "compact"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "(pharmacy: refill RX1234567 for delivery at downtown filed as RF-20417)" \
+        in done.stdout
+    assert "Your refill request is in. We will deliver it to 12 Elm Street" in done.stdout
+    assert "(the receiver acted on 1 call(s): cli:7:submit_refill)" in done.stdout
