@@ -155,8 +155,12 @@ def missing_python_skills(program: ir.Program, installed: Iterable[str]) -> list
 
 # --- the pooled client ----------------------------------------------------------------------
 
-_CLIENTS: dict[str | None, Any] = {}
+_CLIENTS: dict[tuple[str | None, bool], Any] = {}  # (CA file, pinned) -> its client
 _CLIENTS_LOCK = threading.Lock()
+_POOL = {"max_connections": 256, "max_keepalive_connections": 64, "keepalive_expiry": 30.0}
+# TCP_NODELAY: httpx writes the headers and the body apart; Nagle's algorithm would hold the
+# body back until the receiver's (delayed) ACK of the headers.
+_NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 
 def shared_client(ca_file: str | None = None, pinned: bool = False) -> Any:
@@ -168,31 +172,25 @@ def shared_client(ca_file: str | None = None, pinned: bool = False) -> Any:
             import httpx  # only a scenario with a webhook pays for it
 
             verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
-            # TCP_NODELAY: httpx writes the headers and the body apart; Nagle's algorithm
-            # would hold the body back until the receiver's (delayed) ACK of the headers.
-            transport = httpx.HTTPTransport(verify=verify, socket_options=[
-                (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], limits=httpx.Limits(
-                    max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0))
+            transport = httpx.HTTPTransport(verify=verify, socket_options=_NODELAY,
+                                            limits=httpx.Limits(**_POOL))
             if pinned:
-                _pin(transport)
+                _pin(transport, httpx.create_ssl_context(verify=verify))
             client = _CLIENTS[(ca_file, pinned)] = httpx.Client(
                 transport=transport, follow_redirects=False, trust_env=False)
         return client
 
 
-def _pin(transport: Any) -> None:
-    """Give `transport`'s connection pool the network backend that connects only to checked
-    addresses. httpx's transport takes no network backend, so its httpcore pool is built
-    again with the same settings and the pinned backend (httpcore's documented extension point:
-    the pool still keys connections by host name, and TLS still verifies that name)."""
+def _pin(transport: Any, ssl_context: ssl.SSLContext) -> None:
+    """Give `transport` a connection pool whose network backend connects only to checked
+    addresses. httpx's transport takes no network backend, so its httpcore pool is replaced
+    by one with the same settings and the pinned backend (httpcore's extension point: the
+    pool still keys connections by host name, and TLS still verifies that name)."""
     import httpcore
 
-    pool = transport._pool
     transport._pool = httpcore.ConnectionPool(
-        ssl_context=pool._ssl_context, max_connections=pool._max_connections,
-        max_keepalive_connections=pool._max_keepalive_connections,
-        keepalive_expiry=pool._keepalive_expiry, http1=pool._http1, http2=pool._http2,
-        socket_options=pool._socket_options, network_backend=_pinned_backend_class()())
+        ssl_context=ssl_context, socket_options=_NODELAY,
+        network_backend=_pinned_backend_class()(), **_POOL)
 
 
 @functools.cache
@@ -220,7 +218,6 @@ def _pinned_backend_class() -> type:
             self._backend.sleep(seconds)
 
     return Pinned
-
 
 
 # --- a run ----------------------------------------------------------------------------------
