@@ -10,12 +10,12 @@ import asyncio
 import time
 
 from interpreter.service.lease import LEASE_MARGIN, lease_seconds, release, secure_turn
-from interpreter.skills.webhook import MARGIN_MS
-
-LEASE = 30.0  # seconds
 from interpreter.service.sessions import SessionRecord, decode_record, encode_record
+from interpreter.skills.webhook import MARGIN_MS
 from interpreter.state import DialogueState
 from interpreter.stores.records import open_store
+
+LEASE = 30.0  # seconds
 
 
 class Clock:
