@@ -36,6 +36,7 @@ UNMATCHED_KEPT = 100  # distinct unmatched texts counted per node
 UNMATCHED_SHOWN = 10
 SETTLE_EVERY = 60.0  # seconds of event time between two settlings of quiet sessions
 SETTLED_BATCH = 4096  # abandoned sessions listed before they are folded into counts
+BINNED = 4096  # distinct confidences whose bin is remembered
 
 
 class Unmatched:
@@ -178,12 +179,13 @@ class Aggregator:
         self._started: dict[tuple[str, str, str], int] = {}  # (scenario, hash, node) -> n
         self._resumed: dict[tuple[str, str, str, bool], int] = {}  # (.., node, settled) -> n
         self._kept: dict[tuple[str, str, str], Unmatched] = {}  # (scenario, hash, node)
-        # session id -> (time of its last event, its current node, scenario, IR hash), the
+        # session id -> its last event (its time, current node, scenario and IR hash), the
         # least recently heard from first (an entry is re-inserted at each event)
-        self._live: dict[str, tuple[float, str, str, str]] = {}
+        self._live: dict[str, Event] = {}
         self._settled: list[tuple[str, str, str]] = []  # abandoned: (scenario, hash, node)
         self._abandoned: dict[tuple[str, str, str], int] = {}  # the same, folded into counts
         self._next_settle = float("-inf")
+        self._binned: dict[float | None, int | None] = {None: None}  # confidence -> its bin
 
     def add(self, event: Event) -> None:
         self.add_all((event,))
@@ -193,6 +195,7 @@ class Aggregator:
         events a report); what few events need (a start, a return, kept text) is a call."""
         scenario, since, live = self.scenario, self.since, self._live
         versions, settle_at, counted = self._versions, self._next_settle, 0
+        binned = self._binned
         for event in events:
             when = event.time
             if (scenario is not None and event.scenario != scenario) or (
@@ -215,21 +218,30 @@ class Aggregator:
             else:
                 if event.idle >= ABANDON_SECONDS:
                     self._resume(event, entry)
-                confidence = event.confidence
+                try:
+                    bin_ = binned[event.confidence]
+                except KeyError:
+                    bin_ = self._bin(event.confidence)
                 shape = (event.node, event.next_node, event.reason, event.passed,
                          event.complete, event.turn if event.complete else 0,
-                         event.fallback is not None, event.safety, None if confidence is None
-                         else min(BINS - 1, max(0, int(confidence * BINS))))  # its bin
+                         event.fallback is not None, event.safety, bin_)
                 shapes = version[3]
                 shapes[shape] = shapes.get(shape, 0) + 1
                 if event.text is not None:
                     self._keep(event)
             if not event.complete:
-                live[event.session_id] = (when, event.next_node or event.node,
-                                          event.scenario, event.ir_hash)
+                live[event.session_id] = event  # its last event: time, node, version
         self.events += counted
         self._next_settle = settle_at
         return self
+
+    def _bin(self, confidence: float) -> int:
+        """The histogram bin of a confidence, remembered for the next event that has the
+        same one (most do: a scenario's NLU gives few distinct values), up to `BINNED`."""
+        bin_ = min(BINS - 1, max(0, int(confidence * BINS)))
+        if len(self._binned) < BINNED:
+            self._binned[confidence] = bin_
+        return bin_
 
     def _version(self, event: Event) -> list:
         """The tally entry of an event's scenario version, made on its first event."""
@@ -271,10 +283,11 @@ class Aggregator:
         live = self._live
         quiet = []
         for session_id, entry in live.items():
-            if entry[0] > before:
+            if entry.time > before:
                 break
             quiet.append(session_id)
-            self._settled.append((entry[2], entry[3], entry[1]))
+            self._settled.append((entry.scenario, entry.ir_hash,
+                                  entry.next_node or entry.node))
         for session_id in quiet:
             del live[session_id]
         if len(self._settled) > SETTLED_BATCH:
@@ -327,7 +340,8 @@ class Aggregator:
         for (scenario, ir_hash, node), kept in self._kept.items():
             tally(scenario, ir_hash).unmatched[node] = kept
         active: dict[tuple[str, str], int] = {}
-        for _, _, scenario, ir_hash in self._live.values():
+        for entry in self._live.values():
+            scenario, ir_hash = entry.scenario, entry.ir_hash
             tally(scenario, ir_hash)
             active[scenario, ir_hash] = active.get((scenario, ir_hash), 0) + 1
         versions = sorted(tallies.values(), key=lambda t: (t.scenario, t.first or 0))

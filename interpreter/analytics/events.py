@@ -63,6 +63,28 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     text: str | None = None
 
 
+class ReportEvent(msgspec.Struct, kw_only=True, gc=False):
+    """The fields of an `Event` that `mgi report` reads, what it decodes an event into (the
+    others, unread, are skipped by the decoder without being made into objects)."""
+
+    time: float
+    scenario: str
+    ir_hash: str
+    session_id: str
+    kind: str = TURN
+    turn: int = 0
+    node: str | None = None
+    next_node: str | None = None
+    reason: str | None = None
+    confidence: float | None = None
+    fallback: str | None = None
+    safety: str | None = None
+    complete: bool = False
+    passed: tuple[tuple[str, str], ...] = ()
+    idle: float = 0.0
+    text: str | None = None
+
+
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Event)
 

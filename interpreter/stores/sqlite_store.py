@@ -103,8 +103,17 @@ UPDATE = ("UPDATE sessions SET version = version + 1, data = ?, updated_at = ?, 
 DELETE = "DELETE FROM sessions WHERE id = ?"
 SWEEP = "DELETE FROM sessions WHERE expires_at <= ?"
 INSERT_EVENT = "INSERT INTO events (session_id, time, data) VALUES (?, ?, ?)"
-READ_EVENTS = "SELECT id, session_id, data FROM events WHERE time >= ? ORDER BY id"
+# `mgi report` reads the events a batch at a time, the rows after the last one read, joined
+# by SQLite into one JSON array body (no Python object per row); the rows of a deleted
+# session not purged yet are left out (the second form, used while there are any).
+READ_EVENTS = ("SELECT max(id), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT id, data "
+               "FROM events WHERE id > ? AND time >= ? ORDER BY id LIMIT ?)")
+READ_EVENTS_KEPT = ("SELECT max(id), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT e.id, "
+                    "e.data FROM events AS e WHERE e.id > ? AND e.time >= ? AND NOT EXISTS ("
+                    "SELECT 1 FROM events_deleted AS d WHERE d.session_id = e.session_id "
+                    "AND e.id <= d.upto) ORDER BY e.id LIMIT ?)")
 READ_DELETED = "SELECT session_id, upto FROM events_deleted"
+ANY_DELETED = "SELECT count(*) FROM events_deleted"
 DELETE_EVENTS = ("INSERT INTO events_deleted (session_id, upto) VALUES (?, (SELECT "
                  "coalesce(max(id), 0) FROM events)) ON CONFLICT (session_id) DO UPDATE SET "
                  "upto = excluded.upto")
