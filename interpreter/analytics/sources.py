@@ -230,7 +230,24 @@ def sqlite_events(path: str, since: float | None) -> Iterator[list[ReportEvent]]
         conn.close()
 
 
-def redis_events(url: str, since: float | None, aggregator: Aggregator) -> Iterator[list[ReportEvent]]:
+# A batch of a day stream's entries after ARGV[1], joined by Redis into one JSON array body
+# (one reply, not an object per entry); {} at the end, else {the last id, the body}.
+READ_STREAM = """
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+local n = #entries
+if n == 0 then
+  return {}
+end
+local parts = {}
+for i = 1, n do
+  parts[i] = entries[i][2][2]
+end
+return {entries[n][1], table.concat(parts, ',')}
+"""
+
+
+def redis_events(url: str, since: float | None,
+                 aggregator: Aggregator) -> Iterator[list[ReportEvent]]:
     """The events of a Redis store's day streams from the day of `since`, oldest first; the
     events each stream dropped past its cap are added to `aggregator.lost`."""
     import redis
@@ -246,19 +263,20 @@ def redis_events(url: str, since: float | None, aggregator: Aggregator) -> Itera
     except (RedisError, OSError, ValueError) as error:
         raise SourceError(f"cannot read events from the redis store: {error}") from None
     first = EVENTS_KEY + events_day(since) if since is not None else ""
+    reader = EventReader()
     try:
         for key in days:
             if key < first:
                 continue
             written, deleted = (int(n or 0) for n in client.mget(key + ":n", key + ":d"))
             aggregator.lost += max(0, written - deleted - client.xlen(key))
-            start = "-"
+            start: bytes | str = "-"
             while True:
-                entries = client.xrange(key, start, "+", count=BATCH)
-                if not entries:
+                found = client.eval_ro(READ_STREAM, 1, key, start, BATCH)
+                if not found:
                     break
-                yield _LIST.decode(b"[" + b",".join(f[b"e"] for _, f in entries) + b"]")
-                start = b"(" + entries[-1][0]
+                start = b"(" + found[0]
+                yield reader.array(b"[" + found[1] + b"]")
     except RedisError as error:
         raise SourceError(f"cannot read events from the redis store: {error}") from None
     finally:
