@@ -24,6 +24,7 @@ from .aggregate import Aggregator
 from .events import Event, ReportEvent, encode_event
 
 BATCH = 8192  # events decoded per call and tallied per batch
+BLOCK = 1 << 21  # bytes of an events file read at a time (a few thousand events)
 _LIST = msgspec.json.Decoder(list[ReportEvent])
 _LINES = msgspec.json.Decoder(ReportEvent)
 # The string fields whose values repeat from event to event (bounded by the scenarios)
@@ -165,25 +166,30 @@ def feed(aggregator: Aggregator, source: Any, since: float | None = None,
 
 
 def file_events(path: str) -> Iterator[list[ReportEvent]]:
-    """The events of a JSON-lines file, in batches of about `BATCH` lines, each decoded by
-    one msgspec call (`decode_lines`); a batch that is not all events is decoded again line
-    by line, to name the line that is not one."""
+    """The events of a JSON-lines file, a block of whole lines (`BLOCK` bytes, about
+    `BATCH` events) at a time, each decoded by one msgspec call (`decode_lines`); a block
+    that is not all events is decoded again line by line, to name the one that is not."""
     try:
         stream = open(path, "rb")  # noqa: SIM115 - the `with` below, once the error is told
     except OSError as error:
         raise SourceError(f"cannot read the events file {path}: "
                           f"{error.strerror or error}") from None
     with stream:
-        number, reader = 0, EventReader()
+        number, reader, rest = 0, EventReader(), b""
         while True:
-            lines = stream.readlines(BATCH * 384)
-            if not lines:
-                return
-            chunk = b"".join(lines)
+            block = stream.read(BLOCK)
+            if not block:
+                if not rest.strip():
+                    return
+                block, rest = rest, b""  # a last line without its newline
+            else:
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                block, rest = block[:cut], block[cut:]
             try:
-                batch = reader.lines(chunk)
+                batch = reader.lines(block)
             except (msgspec.DecodeError, msgspec.ValidationError):
-                lines = [line for line in lines if line.strip()]
+                lines = [line for line in block.splitlines() if line.strip()]
                 batch = [_one(line, path, number + index + 1)
                          for index, line in enumerate(lines)]
             number += len(batch)

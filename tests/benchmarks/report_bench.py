@@ -159,7 +159,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--sources", default="file,sqlite,redis")
+    parser.add_argument("--make", nargs=3, help=argparse.SUPPRESS)  # KIND TARGET COUNT
     args = parser.parse_args()
+    if args.make:
+        kind, target, count = args.make
+        WRITERS[kind](target, int(count))
+        return
     sources = args.sources.split(",")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -191,16 +196,20 @@ def main() -> None:
 
 
 def make_source(kind: str, folder: Path, count: int, redis_server) -> str:
+    """The events written, by a child process: this one stays small, so that the peak RSS
+    of the report's process (forked from this one) is its own."""
     if kind == "file":
-        path = folder / f"events-{count}.jsonl"
-        write_file(path, count)
-        return str(path)
-    if kind == "sqlite":
-        path = folder / f"store-{count}.db"
-        write_sqlite(path, count)
-        return f"sqlite:{path}"
-    write_redis(redis_server.url, count)
-    return redis_server.url
+        target = str(folder / f"events-{count}.jsonl")
+    elif kind == "sqlite":
+        target = str(folder / f"store-{count}.db")
+    else:
+        target = redis_server.url
+    subprocess.run([sys.executable, __file__, "--make", kind, target, str(count)], check=True)
+    return f"sqlite:{target}" if kind == "sqlite" else target
+
+
+WRITERS = {"file": lambda target, n: write_file(Path(target), n),
+           "sqlite": lambda target, n: write_sqlite(Path(target), n), "redis": write_redis}
 
 
 def summary(rows: list[tuple], sources: list[str]) -> None:

@@ -97,7 +97,8 @@ LABELS = {"floor": "floor: raw ASGI, decode + same-size JSON",
           "langgraph": "LangGraph + SqliteSaver (raw ASGI)"}
 ORDER = ("floor", "litestar", "memory", "sqlite", "sqlite_quiet", "sqlite_no_events", "redis",
          "langgraph")
-ONLY_AT_16 = ("sqlite_quiet", "sqlite_no_events")  # measured at LOG_CONNECTIONS only
+ONLY_AT_16 = ("sqlite_quiet",)  # measured at LOG_CONNECTIONS only
+PAIRED = ("sqlite", "sqlite_no_events")  # events on and off: measured by `events_pair` too
 
 
 def log(text: str = "") -> None:
@@ -496,6 +497,9 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
                 if name in ONLY_AT_16 and connections != LOG_CONNECTIONS:
                     continue
                 rows[name][str(connections)] = measure(name, servers[name], connections, seconds)
+        rows["sqlite_no_events"] = {}
+        events = events_pair(servers, LOG_CONNECTIONS, seconds, cfg["service_rounds"])
+        rows["sqlite_no_events"][str(LOG_CONNECTIONS)] = events.pop("off_row")
         long_turns = session_versions(servers["sqlite"].port, 1) - 1  # the opening is 1
         long_bytes = stored_row_bytes(tmp / "sessions.db", "b0")
         durability = {"langgraph": lg_durability(tmp / "langgraph.db")}
@@ -513,7 +517,45 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
             "answer_bytes": {name: len(samples[name]) for name in order},
             "skipped": skipped, "long_session_stored_bytes": long_bytes,
             "long_session_user_turns": long_turns,
-            "durability": durability}
+            "durability": durability, "events_cost": events}
+
+
+def events_pair(servers: dict, connections: int, seconds: int, pairs: int) -> dict:
+    """What analytics events cost (issue 28: on within 10% of off): `sqlite` (events on, the
+    default) and `sqlite_no_events` (`--events-days 0`) at `connections`, in runs of
+    `seconds` in the order on off off on on off ..., so that a load on the machine that
+    rises or falls during the runs weighs on both alike; the medians and their ratio."""
+    on, off = PAIRED
+    rates: dict[str, list[float]] = {on: [], off: []}
+    rows: dict[str, list[dict]] = {on: [], off: []}
+    loads = []
+    for number in range(2 * pairs):
+        name = (on, off)[(number + number // 2) % 2]  # A B B A A B ...
+        row = measure(name, servers[name], connections, seconds)
+        rows[name].append(row)
+        rates[name].append(row["requests_per_second"])
+        loads.append(os.getloadavg()[0])
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    middle = sorted(rows[off], key=lambda row: row["requests_per_second"])[len(rows[off]) // 2]
+    return {"connections": connections, "seconds_per_run": seconds, "runs": rates,
+            "on_median": medians[on], "off_median": medians[off],
+            "on_over_off": round(medians[on] / medians[off], 3),
+            "load_average": [round(min(loads), 1), round(max(loads), 1)],
+            "errors": [e for name in PAIRED for row in rows[name] for e in row["errors"]],
+            "off_row": middle}
+
+
+def print_events_pair(events: dict) -> None:
+    ratio = events["on_over_off"]
+    log(f"analytics events at {events['connections']} connections, sqlite, "
+        f"{len(events['runs']['sqlite'])} runs each of {events['seconds_per_run']} s in the "
+        f"order on off off on ...: on {events['on_median']:,.0f} req/s "
+        f"({', '.join(f'{r:,.0f}' for r in events['runs']['sqlite'])}), off "
+        f"{events['off_median']:,.0f} req/s "
+        f"({', '.join(f'{r:,.0f}' for r in events['runs']['sqlite_no_events'])}): on / off "
+        f"= {ratio:.3f} ({ratio - 1:+.1%}; target >= -10%: "
+        f"{'ok' if ratio >= 0.9 else 'MISSED'}); load average "
+        f"{events['load_average'][0]}-{events['load_average'][1]}")
 
 
 def lg_durability(path: Path) -> str:
@@ -728,6 +770,7 @@ def run(cfg: dict) -> dict:
         result = {"wrk": (wrk.stdout or wrk.stderr).split(" Copyright")[0].strip(),
                   "http": http_section(cfg, tmp, ir_dir)}
         print_http(result["http"])
+        print_events_pair(result["http"]["events_cost"])
         result["in_process"] = in_process(cfg, tmp, ir_dir)
         print_in_process(result["in_process"])
     finally:
