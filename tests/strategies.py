@@ -2740,3 +2740,48 @@ def profiles(draw, info) -> dict:
         elif values and not _one_in(draw, 4):
             out[name] = _choose(draw, values)
     return out
+
+
+# --- analytics events (SPEC 16) ------------------------------------------------------------
+
+EVENT_NODES = ("a", "b", "c", "d")
+EVENT_GAPS = (1, 15, 60, 1799, 1800, 1801, 4000)  # around the 30 minutes of abandonment
+
+
+@st.composite
+def event_histories(draw, max_sessions: int = 12, max_turns: int = 8) -> list[dict]:
+    """The events of a few sessions as a store holds them (SPEC 16, 17.10), in time order:
+    each a start, then turns at the node the previous one left it at (gaps around 30
+    minutes, so that sessions are abandoned, come back, or stay active), with transient
+    hops, fallbacks, safety turns, confidences (none, at and across bin edges) and kept
+    texts; some complete (no event after that). Two scenario names and two IR hashes, so
+    versions are apart. Dicts of `Event`'s fields."""
+    made = []
+    for number in range(_int(draw, 1, max_sessions)):
+        base = {"scenario": _choose(draw, ["s", "t"]), "ir_hash": _choose(draw, ["h1", "h2"]),
+                "session_id": f"x{number}"}
+        now, node = float(_int(draw, 0, 6000)), _choose(draw, list(EVENT_NODES))
+        made.append({**base, "time": now, "kind": "started", "turn": 1, "node": node,
+                     "next_node": node, "reason": "opening"})
+        for turn in range(2, 2 + _int(draw, 0, max_turns)):
+            gap = _choose(draw, list(EVENT_GAPS))
+            now += gap
+            complete = _one_in(draw, 6)
+            passed = [(hop, "next_nodes[0]") for hop in
+                      draw(st.lists(st.sampled_from(EVENT_NODES), max_size=2))]
+            after = None if complete else _choose(draw, list(EVENT_NODES))
+            fallback = _choose(draw, [None, None, "not_understood", "no_input"])
+            event = {**base, "time": now, "turn": turn, "node": node, "next_node": after,
+                     "reason": _choose(draw, ["default_next", "route:r[0]", "safety:x"]),
+                     "confidence": _choose(draw, [None, 0.0, 0.05, 0.1, 0.55, 0.99, 1.0]),
+                     "fallback": fallback, "complete": complete, "idle": float(gap),
+                     "passed": passed}
+            if _one_in(draw, 5):
+                event["safety"] = _choose(draw, ["emergency", "self_harm"])
+            if fallback and _one_in(draw, 2):
+                event["text"] = _choose(draw, ["음", "뭐라고요", "## 번"])
+            made.append(event)
+            if complete:
+                break
+            node = after
+    return sorted(made, key=lambda event: (event["time"], event["session_id"], event["turn"]))
