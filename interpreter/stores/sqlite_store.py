@@ -222,7 +222,9 @@ def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expe
     if changed != 1:
         return VersionConflict(f"session {session_id} is not at version {expected} (another "
                                "writer saved it first, or it expired); reload it and retry")
-    if events:
+    if len(events) == 1:  # a turn's one event: no list, no executemany loop
+        conn.execute(INSERT_EVENT, (session_id, *events[0]))
+    elif events:
         conn.executemany(INSERT_EVENT, [(session_id, when, blob) for when, blob in events])
     return expected + 1
 

@@ -5,10 +5,10 @@ root. Two servers as `service_bench.py` starts them (one uvicorn worker, SQLite 
 the default log level), one with events (the default) and one with `--events-days 0`; the
 same sessions on each (b0..b15, walked to the node where the load's turn stays); then rounds
 of `wrk` at 16 connections, the two servers in alternating order in each round, so a machine
-whose load changes meanwhile weighs on both alike. Prints each round, the median
-requests per second of each, their ratio, the events written, and the load average; issue
-28's target is "on within 10% of off". `make bench`'s service section has the same pair
-(rows `sqlite` and `sqlite_no_events`); this script measures only them, more times.
+whose load changes meanwhile weighs on both alike (`service_bench.events_pair`: on off off
+on ...). Prints every run, the median requests per second of each, their ratio, the events
+written, and the load average; issue 28's target is "on within 10% of off". `make bench`'s
+service section runs the same pair; this script measures only them, longer.
 Then the same in process, without HTTP or wrk (steadier on a busy machine): the service's
 whole turn (`Sessions.message` on a SQLite record store, `service_bench.ServiceTurns`) with
 the recorder and without, one turn at a time (so no group commit shares the transaction:
@@ -49,24 +49,17 @@ def main() -> None:
             for server in servers.values():
                 bench.open_sessions("sqlite", server.port, CONNECTIONS)
                 bench.measure("sqlite", server, CONNECTIONS, 2)  # warm-up
-            rates: dict[str, list[float]] = {"on": [], "off": []}
-            for number in range(args.rounds):
-                order = ("on", "off") if number % 2 == 0 else ("off", "on")
-                for name in order:
-                    row = bench.measure("sqlite", servers[name], CONNECTIONS, args.seconds)
-                    rates[name].append(row["requests_per_second"])
-                print(f"round {number + 1}: on {rates['on'][-1]:,.0f} req/s, "
-                      f"off {rates['off'][-1]:,.0f} req/s", flush=True)
+            pair = bench.events_pair({"sqlite": servers["on"],
+                                      "sqlite_no_events": servers["off"]},
+                                     CONNECTIONS, args.seconds, args.rounds)
             events = sqlite3.connect(tmp / "on.db").execute(
                 "SELECT count(*) FROM events").fetchone()[0]
         finally:
             for server in servers.values():
                 server.stop()
-    on, off = statistics.median(rates["on"]), statistics.median(rates["off"])
-    print(f"median at {CONNECTIONS} connections: events on {on:,.0f} req/s, off {off:,.0f} "
-          f"req/s: on / off = {on / off:.3f} ({on / off - 1:+.1%}; target >= -10%: "
-          f"{'ok' if on >= 0.9 * off else 'MISSED'}); {events:,} events written; load average "
-          + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    pair.pop("off_row")
+    bench.print_events_pair(pair)
+    print(f"{events:,} events written by the server with events on")
 
 
 def in_process(rounds: int, sessions: int = 20) -> None:
