@@ -3,7 +3,8 @@
 In: a source: a JSON-lines file (`mgi run --events FILE`), `sqlite:PATH` (the `events` table
 of a service's store), `redis://...` (its streams, one per day), or a list of `Event`s (the
 memory store); a start time. Out: the events in the order they were written, fed to an
-`Aggregator`, with the events a Redis stream dropped past its cap counted as lost.
+`Aggregator` a batch at a time (each batch one decoding call of `EventReader`, into
+`ReportEvent`s), with the events a Redis stream dropped past its cap counted as lost.
 After: nothing is written to a store while reading it (SQLite is opened read-only); a line of
 a file that is not an event is `SourceError` naming its line; `EventFile.write` appends one
 whole line per call (`O_APPEND`, one `write`), so two runs appending to one file interleave
