@@ -34,12 +34,14 @@ _DIGIT = re.compile(r"\d")
 # gc=False: an event holds only strings, numbers and tuples of strings, so it can be in no
 # reference cycle, and a report that decodes a million of them need not have the cyclic
 # collector track each one.
-class Event(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """One event. `kind` "started" (a session was created; `node` its start node, `turn` 1 when
-    the bot opened, else 0) or "turn" (an applied user turn). `idle`: seconds since the
-    session's previous event (what `mgi report` needs to tell a session that came back after
-    being counted abandoned). `passed`: the (node, reason) hops the turn passed through
-    (SPEC 8.3). `text`: the masked words of a not-understood turn, with --keep-unmatched."""
+class ReportEvent(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """The fields of an event that `mgi report` reads, what it decodes an event into (the
+    others of `Event`, unread, are skipped by the decoder without being made into objects).
+    `kind` "started" (a session was created; `node` its start node, `turn` 1 when the bot
+    opened, else 0) or "turn" (an applied user turn). `idle`: seconds since the session's
+    previous event (what `mgi report` needs to tell a session that came back after being
+    counted abandoned). `passed`: the (node, reason) hops the turn passed through (SPEC 8.3).
+    `text`: the masked words of a not-understood turn, with --keep-unmatched."""
 
     time: float
     scenario: str
@@ -50,39 +52,23 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     node: str | None = None
     next_node: str | None = None
     reason: str | None = None
+    confidence: float | None = None
+    fallback: str | None = None
+    safety: str | None = None
+    complete: bool = False
+    passed: tuple[tuple[str, str], ...] = ()
+    idle: float = 0.0
+    text: str | None = None
+
+
+class Event(ReportEvent, kw_only=True, omit_defaults=True, gc=False):
+    """One event as written: the fields a report reads, and what the turn was decided by
+    (`tier`), heard as (`intent`, `act`) and filled (the slots' names)."""
+
     tier: str | None = None
     intent: str | None = None
     act: str | None = None
-    confidence: float | None = None
-    fallback: str | None = None
-    safety: str | None = None
-    complete: bool = False
     filled: tuple[str, ...] = ()
-    passed: tuple[tuple[str, str], ...] = ()
-    idle: float = 0.0
-    text: str | None = None
-
-
-class ReportEvent(msgspec.Struct, kw_only=True, gc=False):
-    """The fields of an `Event` that `mgi report` reads, what it decodes an event into (the
-    others, unread, are skipped by the decoder without being made into objects)."""
-
-    time: float
-    scenario: str
-    ir_hash: str
-    session_id: str
-    kind: str = TURN
-    turn: int = 0
-    node: str | None = None
-    next_node: str | None = None
-    reason: str | None = None
-    confidence: float | None = None
-    fallback: str | None = None
-    safety: str | None = None
-    complete: bool = False
-    passed: tuple[tuple[str, str], ...] = ()
-    idle: float = 0.0
-    text: str | None = None
 
 
 _ENCODER = msgspec.json.Encoder()
