@@ -88,7 +88,7 @@ class EventReader:
 
 def typed_event(seen: dict[str, set[str]]) -> type:
     """`ReportEvent` with each field of `seen` a `Literal` of its values."""
-    from typing import Literal, Optional
+    from typing import Literal
 
     fields = []
     for field in msgspec.structs.fields(ReportEvent):
@@ -96,7 +96,8 @@ def typed_event(seen: dict[str, set[str]]) -> type:
         values = seen.get(field.name)
         if values is not None and len(values) <= VOCABULARY:
             literal = Literal[tuple(sorted(values))] if values else None
-            kind = literal if field.required or field.name == "kind" else Optional[literal]
+            optional = not field.required and field.name != "kind" and literal is not None
+            kind = literal | None if optional else literal
         fields.append((field.name, kind) if field.required else
                       (field.name, kind, field.default))
     return msgspec.defstruct("ReportEvent", fields, kw_only=True, gc=False)

@@ -18,7 +18,6 @@ the dearest case), rounds in alternating order, every turn timed, medians.
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import statistics
 import sys

@@ -47,6 +47,7 @@ import asyncio
 import gc
 import http.client
 import json
+import os
 import re
 import shutil
 import sqlite3
