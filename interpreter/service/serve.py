@@ -37,6 +37,8 @@ from .webhooks import WebhookConfigError, check_started
 
 APP = "interpreter.service.app:from_environment"
 
+WORKER_HEALTHCHECK_SECONDS = 60
+
 
 def serve(args: argparse.Namespace) -> int:
     config = checked_config(args)
@@ -59,7 +61,10 @@ def serve(args: argparse.Namespace) -> int:
                     log_config=uvicorn_log_config(config.log_level), server_header=False,
                     proxy_headers=False,  # the client's address is not used
                     timeout_keep_alive=config.limits.keep_alive,
-                    timeout_graceful_shutdown=args.grace_seconds)
+                    timeout_graceful_shutdown=args.grace_seconds,
+                    # a worker loads its scenarios' language analysers before it answers,
+                    # seconds on a busy machine: uvicorn's 5 s default killed such workers
+                    timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if metrics_dir is not None:
