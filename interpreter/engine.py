@@ -25,6 +25,7 @@ line's `nlu` object shows as `"safety"`; `TurnResult.safety_source` says who fou
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 from collections.abc import Callable
@@ -217,11 +218,13 @@ class Engine:
               profile: dict[str, Any] | None = None) -> TurnResult:
         """Create a session; with bot-first on, the start node speaks (SPEC 6.1). `profile`
         is checked against the scenario's declaration (`InvalidProfile`, SPEC 8.1)."""
-        checked = self.checked_profile(profile or {})
+        with self._day():
+            checked = self.checked_profile(profile or {})
         if self.store.get(session_id) is not None:
             raise SessionExists(f"session {session_id} already exists; use another id")
         try:
-            return self._open(session_id, bot_first, focus_node, checked)
+            with self._day():
+                return self._open(session_id, bot_first, focus_node, checked)
         except ir.IRError as error:  # a damaged node of the IR file, first read now
             raise EngineError(str(error)) from None
 
@@ -269,6 +272,15 @@ class Engine:
 
     # --- user turns --------------------------------------------------------------------
 
+    def _day(self) -> contextlib.AbstractContextManager[None]:
+        """Within: a date or time scenario's "today" is the engine clock's day in the
+        scenario's timezone (SPEC 17.18); nothing for other scenarios."""
+        if not self.runtime.uses_dates:
+            return contextlib.nullcontext()
+        from .understanding.dates import clock_at, day_of  # only scenarios with dates
+
+        return clock_at(day_of(self.clock(), self.runtime.program.timezone))
+
     def turn(self, session_id: str, text: str, nlu_override: NLUResult | dict | None = None,
              outcome: ExecutorOutcome | None = None,
              carried: tuple[ActionRecord, ...] = ()) -> TurnResult:
@@ -276,6 +288,11 @@ class Engine:
         `carried`: the skill runs of an earlier attempt at this same message whose state was
         never saved because another writer saved first (the service's version conflict): a
         node that ran one then does not run it again in this turn (SPEC 8.4)."""
+        with self._day():
+            return self._turn(session_id, text, nlu_override, outcome, carried)
+
+    def _turn(self, session_id: str, text: str, nlu_override: NLUResult | dict | None,
+              outcome: ExecutorOutcome | None, carried: tuple[ActionRecord, ...]) -> TurnResult:
         record = self.store.get(session_id)
         if record is None or record[0].complete:
             raise _refusal(session_id, record)

@@ -52,7 +52,8 @@ MAX_CONDITION_DEPTH = 64
 
 # Which operator applies to which kind of value, and what its literal is: the type rules of
 # conditions, one table for the IR checks here and the compiler's type check.
-VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email", "list")
+VALUE_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "enum", "email", "list",
+                                 "date", "time")
 # What the items of a `list` slot may be (SPEC 8.2), each with that type's constraints.
 ITEM_TYPES: tuple[str, ...] = ("string", "enum", "email", "integer", "number")
 LIST_KIND_OPERATORS = frozenset({"contains", "is_empty", "is_not_empty"})  # on a list field
@@ -61,6 +62,12 @@ LIST_OPERATORS = frozenset({"in", "not_in"})  # a non-empty list of members
 NO_VALUE_OPERATORS = frozenset({"is_empty", "is_not_empty"})  # no literal (null)
 NUMERIC_KINDS = frozenset({"integer", "number"})  # what ordering operators apply to
 TEXT_KINDS = frozenset({"string", "email"})  # what `contains` applies to
+# SPEC 14.1: dates (YYYY-MM-DD) and times (HH:MM), stored as text that orders as they do; a
+# date literal may also be TODAY, the day of the turn.
+TEMPORAL_KINDS = frozenset({"date", "time"})
+TODAY: dict[str, int] = {"today": 0}  # the IR literal of "today" (a mapping: never a date)
+_ISO_DATE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
+_HH_MM = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
 
 # Field table. Kind is the value type; domain names the closed set of an enum field
 # ("intents", "acts", "nodes", "skill_status", "safety"); nullable fields may be null.
@@ -99,7 +106,7 @@ def operator_applies(operator: str, kind: str) -> bool:
     if kind == "list":
         return operator in LIST_KIND_OPERATORS
     if operator in ORDERING_OPERATORS:
-        return kind in NUMERIC_KINDS
+        return kind in NUMERIC_KINDS or kind in TEMPORAL_KINDS
     if operator == "contains":
         return kind in TEXT_KINDS
     return True
@@ -210,7 +217,7 @@ def _leaf_problem(leaf: list, fields: Sequence[FieldType]) -> str | None:
     name, ftype = OPERATORS[operator], fields[field]
     if not operator_applies(name, ftype.kind):
         rule = "ordering operators need" if name in ORDERING_OPERATORS else f"{name} needs"
-        kinds = NUMERIC_KINDS if name in ORDERING_OPERATORS else TEXT_KINDS
+        kinds = NUMERIC_KINDS | TEMPORAL_KINDS if name in ORDERING_OPERATORS else TEXT_KINDS
         return (f"compares {_name(ftype.name)} ({ftype.kind}) with {name}; {rule} a field of "
                 f"kind {' or '.join(sorted(kinds))}")
     expected = _literal_expected(name, ftype, value)
@@ -226,6 +233,8 @@ def _literal_expected(operator: str, ftype: FieldType, value: Any) -> str | None
         return None if _is_member(ftype, value) else _member_words(ftype)
     if operator in NO_VALUE_OPERATORS:
         return None if value is None else "no value"
+    if operator in ORDERING_OPERATORS and ftype.kind in TEMPORAL_KINDS:
+        return None if value is not None and _is_member(ftype, value) else _KIND_WORDS[ftype.kind]
     if operator in ORDERING_OPERATORS:
         whole = ftype.kind != "integer" or type(value) is int
         return None if whole and _is_number(value) else _KIND_WORDS[ftype.kind]
@@ -252,6 +261,10 @@ def _is_member(ftype: FieldType, value: Any) -> bool:
         return _is_number(value)
     if kind == "boolean":
         return type(value) is bool
+    if kind == "date":
+        return value == TODAY or (type(value) is str and _ISO_DATE.fullmatch(value) is not None)
+    if kind == "time":
+        return type(value) is str and _HH_MM.fullmatch(value) is not None
     if kind == "list":
         return value is None
     if ftype.domain in INTERNED_DOMAINS:
@@ -267,7 +280,8 @@ def _is_number(value: Any) -> bool:
 
 
 _KIND_WORDS = {"string": "a string", "email": "a string", "integer": "a whole number",
-               "number": "a number", "boolean": "true or false", "list": "a list"}
+               "number": "a number", "boolean": "true or false", "list": "a list",
+               "date": 'an ISO date (YYYY-MM-DD) or "today"', "time": "a time (HH:MM)"}
 
 
 def _member_words(ftype: FieldType) -> str:

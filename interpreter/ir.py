@@ -5,16 +5,12 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 4): the magic `MGIR`, the format version as two big-endian bytes, then
-one MessagePack `Envelope` holding the compiler version, the SHA-256 of the canonical source,
-the SHA-256 of the body and the body: a MessagePack `Body`, the program with each node kept as
-its own MessagePack blob, a node directory beside them (every node's id and executor kind),
-the source map in two columns (the labels, then one blob of pointers and display texts), and
-the safety rules and patterns (SPEC 10). Format 3 added those and the field `nlu.safety`
-(which moved the later field indices); format 4 the task parts (SPEC 8: the profile, slot
-defaults and lists, transient nodes, `clear_slots`, two system fields) and made every node
-response a list of variants (SPEC 9: a plain string in the scenario is a list of one). An
-older file is refused (recompile it).
+File layout (format 6; formats 4 and 5 still load, see FORMAT_VERSION): the magic `MGIR`,
+the format version as two big-endian bytes, then one MessagePack `Envelope` holding the
+compiler version, the SHA-256 of the canonical source, the SHA-256 of the body and the body:
+a MessagePack `Body`, the program with each node kept as its own MessagePack blob, a node
+directory beside them (every node's id and executor kind), the source map in two columns
+(the labels, then one blob of pointers and display texts), and the safety rules and patterns.
 
 Loading is lazy where the program is large: `decode_ir` verifies the checksum of the whole
 body, decodes the program header, slots, intents, global transitions, the node directory and
@@ -33,7 +29,8 @@ A condition is checked as the compiler's type check would have it (`check_condit
 the program's field table (`fields.field_types`): at most `MAX_CONDITION_DEPTH` and/or/not levels,
 a known operator that applies to the field's kind (`operator_applies`: ordering operators
 need a number field, `contains` a text field), and a literal of the field's type (an index in
-range for an interned enum, a member for a string enum, a non-empty list of them for `in`, none for `is_empty`).
+range for an interned enum, a member for a string enum, a non-empty list of them for `in`,
+none for `is_empty`; a date field's literal is an ISO date or `TODAY`, the day of the turn).
 
 Names are interned: a node, slot, intent or dialogue act is an index into `Program.nodes`,
 `Program.slots`, `Program.intents` or `ACTS`. Conditions are nested lists of opcodes:
@@ -61,23 +58,24 @@ import msgspec
 
 from . import MagoError
 from . import patterns
-from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,  # noqa: F401
-                     INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
-                     NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
-                     SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
-                     TEXT_KINDS, VALUE_TYPES, BUILTIN_SKILLS, FieldType, Intent, Line, Lines,
-                     SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry,
-                     _name, _shown, check_condition, field_types, fits_int64, operator_applies)
+from .fields import (  # noqa: F401
+    ACTS, BUILTIN_SKILLS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,
+    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
+    NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS, SAFETY_CATEGORIES,
+    SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE, TEMPORAL_KINDS, TEXT_KINDS, TODAY,
+    VALUE_TYPES, FieldType, Intent, Line, Lines, SafetyPattern, SafetyRule, SkillDecl, SkillField,
+    SlotSet, SourceEntry, _name, _shown, check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
+FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
 # params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7);
 # and the designer's language (SPEC 14): `set` on transitions and `on_enter`, conditional
-# lines, slot labels and normalize, all trailing defaults of their records
-OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
+# lines, slot labels and normalize, all trailing defaults of their records; 6: date and time
+# slots, their bounds, the date order and timezone, the literal TODAY (SPEC 14.1)
+OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 # The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
@@ -118,6 +116,8 @@ class Slot(_Record, frozen=True):
     max_items: int | None = None
     normalize: list[str] = []  # SPEC 14.2: NORMALIZERS applied to a heard text, in order
     labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
+    min_bound: str | None = None  # SPEC 14.1: a date/time slot's min and max as written
+    max_bound: str | None = None
 
 
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
@@ -197,6 +197,8 @@ class Program(_Header, frozen=True):
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []  # what the application knows about the user (SPEC 8.1)
     skills: list[SkillDecl] = []  # the scenario's declared skills, built-ins excluded (14.7)
+    date_order: str = ""  # SPEC 14.1: mdy, dmy or ymd; "" for the language's default
+    timezone: str = ""  # SPEC 17.18: the IANA zone of "today"; "" for the server's
 
 
 class Body(_Header, frozen=True):
@@ -214,9 +216,12 @@ class Body(_Header, frozen=True):
     safety_patterns: list[SafetyPattern] = []
     profile: list[Slot] = []
     skills: list[SkillDecl] = []
-
+    date_order: str = ""
+    timezone: str = ""
 
 _SHARED_FIELDS = tuple(f.name for f in msgspec.structs.fields(_Header))
+# The trailing fields a `Program` and a `Body` hold alike, after their own.
+_TRAILING = ("safety", "safety_patterns", "profile", "skills", "date_order", "timezone")
 
 
 class Envelope(_Record, frozen=True):
@@ -253,8 +258,7 @@ def encode_body(program: Program) -> bytes:
         nodes=[msgspec.Raw(_ENCODER.encode(node)) for node in nodes],
         source_labels=[entry.label for entry in sources],
         source_texts=msgspec.Raw(_ENCODER.encode([(e.pointer, e.display) for e in sources])),
-        safety=list(program.safety), safety_patterns=list(program.safety_patterns),
-        profile=list(program.profile), skills=list(program.skills)))
+        **{field: getattr(program, field) for field in _TRAILING}))
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -296,10 +300,8 @@ def decode_ir(data: bytes, verify: bool = False) -> tuple[Envelope, Program]:
                       f"{MAX_CONDITION_DEPTH} levels); recompile with `mgc compile`") from None
     nodes = NodeList(body)
     check_program(body, nodes.fields)
-    program = Program(**{field: getattr(body, field) for field in _SHARED_FIELDS},
-                      nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts),
-                      safety=body.safety, safety_patterns=body.safety_patterns,
-                      profile=body.profile, skills=body.skills)
+    program = Program(**{field: getattr(body, field) for field in (*_SHARED_FIELDS, *_TRAILING)},
+                      nodes=nodes, source_map=SourceMap(body.source_labels, body.source_texts))
     if verify:
         check_all(program)
     return envelope, program
@@ -312,11 +314,9 @@ def _error(where: str, problem: str) -> IRError:
 
 def check_program(body: Body, fields: Sequence[FieldType]) -> None:
     """Everything the runtime reads without decoding a node is usable (one line naming the
-    first bad part): the scenario's name (one line of text), the node directory, every
-    program-level index (entry, closing acts,
-    global targets and sources), the slots' value types, the intents' patterns and the global
-    conditions (against `fields`); a node's own contents are checked when it is decoded
-    (`check_node`)."""
+    first bad part): the scenario's name, the node directory, every program-level index
+    (entry, closing acts, global targets and sources), the slots' value types, the intents'
+    patterns and the global conditions (against `fields`); a node's own at its decoding."""
     _check_directory(body)
     misplaced = name_problem(body.name)
     if misplaced is not None:
@@ -384,6 +384,8 @@ def _check_slot(slot: Slot) -> None:
     if slot.value_type not in VALUE_TYPES:
         raise _error(f"slot {_name(slot.name)}", f"has value type {_shown(slot.value_type)}, "
                      f"not one of {', '.join(VALUE_TYPES)}")
+    if (slot.min_bound or slot.max_bound) and slot.value_type not in TEMPORAL_KINDS:
+        raise _error(f"slot {_name(slot.name)}", "has date or time bounds but another type")
     if (slot.value_type == "list") != (slot.items is not None) or (
             slot.items is not None and slot.items not in ITEM_TYPES):
         raise _error(f"slot {_name(slot.name)}", f"has item type {_shown(slot.items)} for "

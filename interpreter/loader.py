@@ -258,6 +258,9 @@ class Runtime:
         self.closing_acts = frozenset(a for a in program.closing_acts if a != _NULL_ACT)
         self.entry = program.entry
         self.language = "ko" if program.language.lower().startswith("ko") else "en"
+        # SPEC 14.1: the engine sets the turn's day only for a program with dates or times
+        self.uses_dates = any(s.value_type in ir.TEMPORAL_KINDS or s.items in ir.TEMPORAL_KINDS
+                              for s in (*program.slots, *program.profile))
         builder = _TableBuilder(program, self.field_count, self.slot_names)
         self.slot_labels = builder.slot_labels  # SPEC 14.3: slot -> member -> label
         self.nodes: tuple[NodeTable, ...] = tuple(
@@ -398,6 +401,8 @@ def _leaf(operator: int, i: int, v: Any, field_count: int) -> Test:
         raise IRError(f"condition reads unknown field index {i!r}; recompile with `mgc compile`")
     name = ir.OPERATORS[operator] if isinstance(operator, int) and 0 <= operator < len(
         ir.OPERATORS) else None
+    if v == ir.TODAY:  # SPEC 14.1: "today" is the day of the turn, read when compared
+        return _against_today(name, i)
     if name == "equals":
         return (lambda f: f[i] is None) if v is None else (lambda f: f[i] == v)
     if name == "not_equals":
@@ -422,6 +427,24 @@ def _leaf(operator: int, i: int, v: Any, field_count: int) -> Test:
     if name == "contains":
         return lambda f: (x := f[i]) is not None and v in x
     raise IRError(f"condition uses unknown operator {operator!r}; recompile with `mgc compile`")
+
+
+def _against_today(name: str | None, i: int) -> Test:
+    """A date field compared with the day of the turn (`dates.today`)."""
+    from .understanding.dates import today  # only scenarios whose conditions read "today"
+
+    compare = _TODAY_COMPARISONS.get(name)
+    if compare is None:
+        raise IRError(f"condition compares with today using {name!r}; recompile with `mgc compile`")
+    if name == "not_equals":  # null is not today
+        return lambda f: f[i] != today().isoformat()
+    return lambda f: (x := f[i]) is not None and compare(x, today().isoformat())
+
+
+_TODAY_COMPARISONS: dict[str | None, Callable[[Any, str], bool]] = {
+    "equals": lambda x, t: x == t, "not_equals": lambda x, t: x is not None and x != t,
+    "greater_than": lambda x, t: x > t, "greater_or_equal": lambda x, t: x >= t,
+    "less_than": lambda x, t: x < t, "less_or_equal": lambda x, t: x <= t}
 
 
 def _members(values: Any):
@@ -462,6 +485,8 @@ def display_value(runtime: Runtime, field: int, value: Any) -> str:
     domain = ir.FIXED_FIELDS[field][2] if field < ir.SLOT_FIELD_BASE else None
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(display_value(runtime, field, v) for v in value) + "]"
+    if value == ir.TODAY:
+        return '"today"'
     if domain == "intents" and isinstance(value, int):
         value = runtime.intent_names[value] if 0 <= value < len(runtime.intent_names) else value
     elif domain == "acts" and isinstance(value, int):

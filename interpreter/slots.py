@@ -69,7 +69,7 @@ class SlotRule:
 
     __slots__ = ("index", "name", "kind", "members", "folded", "min", "max", "min_length",
                  "max_length", "pattern", "on_conflict", "slot", "item", "min_items",
-                 "max_items", "normalize")
+                 "max_items", "normalize", "bounds")
 
     def __init__(self, index: int, slot: ir.Slot):
         self.index = index
@@ -92,6 +92,7 @@ class SlotRule:
         self.item = SlotRule(index, msgspec.structs.replace(
             slot, value_type=slot.items, items=None)) if slot.items is not None else None
         self.min_items, self.max_items = slot.min_items, slot.max_items
+        self.bounds = (slot.min_bound, slot.max_bound)  # a date or time slot's (SPEC 14.1)
 
 
 def compile_slot_rules(program: ir.Program) -> tuple[SlotRule, ...]:
@@ -162,6 +163,11 @@ def check_value(rule: SlotRule, value: Any) -> tuple[bool, Any, str]:
         return False, value, "type"
     if not isinstance(value, str) or unstorable_at(value) is not None:
         return False, value, "type"
+    if kind in ir.TEMPORAL_KINDS:  # only scenarios with a date or time slot get here
+        from .understanding.dates import check as check_temporal
+
+        reason = check_temporal(kind, value.strip(), *rule.bounds)
+        return (False, value, reason) if reason else (True, value.strip(), "")
     if kind == "enum":
         member = value if value in rule.members else rule.folded.get(value.strip().casefold())
         return (True, member, "") if member is not None else (False, value, "not_member")

@@ -6,10 +6,12 @@ built-in rules NLU over the dialogue-act `lexicon`. `safety` is the crisis detec
 beside every NLU (SPEC 10), over the data of `safety_lexicon`. The LLM NLU lives with the
 other LLM plug-ins in `interpreter.llm`. `expects` says what a node with `params.expects`
 counts as understood (SPEC 13.3); `morph` (the analysers), `evidence` and `concepts` are the
-rules NLU's lemma tier.
+rules NLU's lemma tier. `dates` reads dates, times and number words (SPEC 14.1) and holds the
+turn's day, which the engine sets and slot checks and conditions read.
 
-May import: the core and this room. The core imports only `nlu`, `safety` and `expects`.
+May import: the core and this room. The core imports only `nlu`, `safety`, `expects` and
+`dates`.
 """
 
 ROOM = "plug-in"
-BOUNDARY = ("nlu", "safety", "expects")
+BOUNDARY = ("nlu", "safety", "expects", "dates")

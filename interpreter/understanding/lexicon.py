@@ -587,7 +587,9 @@ def numbers(words: list[str]) -> list[tuple[int | float, str, int]]:
         after = words[i + 1] if i + 1 < len(words) else ""
         if kind == "english" and value >= 20 and EN_NUMBERS.get(after, 10) < 10:
             value += EN_NUMBERS[after]  # "twenty five"
-        if not _in_context(kind, suffix, after, len(words)):
+        # "스물한" alone is 21 (SPEC 14.1); a bare "한" or "세" stays a word
+        alone = kind == "counter" and value >= 20 and not suffix and len(words) == 1
+        if not alone and not _in_context(kind, suffix, after, len(words)):
             continue
         if (suffix in SCALE_SUFFIXES or after in SCALE_NEXT_WORDS
                 or words[max(0, i - 2):i] == ["out", "of"]):

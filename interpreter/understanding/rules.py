@@ -92,6 +92,7 @@ MARGIN = 0.05  # SPEC 13.2: the chosen intent scores at least this much over the
 MAX_CANDIDATES = 3
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_SCALE_WORDS = re.compile(r"\b(?:hundred|thousand)\b", re.IGNORECASE)
 _DATE = re.compile(r"\d{2,4}\s*[-./]\s*\d{1,2}\s*[-./]\s*\d{1,4}")
 _ACT_OR_FILLER_WORDS = frozenset(lex.EXACT_ACTS) | lex.FILLER_WORDS
 _FREE_TEXT_ACTS = frozenset(("inform", "affirm", "deny"))
@@ -453,6 +454,11 @@ class RulesNLU:
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._emails_anywhere = tuple(emails) if len(emails) == 1 else ()
         self._patterned: dict[int, PatternReader] = {}
+        self._dates = None  # SPEC 14.1: the date and time reader, for a program that has them
+        if any(item_kind(s) in ir.TEMPORAL_KINDS for s in program.slots):
+            from . import dates
+
+            self._dates = dates
         for i, slot in enumerate(program.slots):
             if item_kind(slot) == "string" and slot.pattern:
                 try:
@@ -515,12 +521,27 @@ class RulesNLU:
             words = heard.words
             if _DATE.search(heard.raw):  # "2025-03-20" is a date, not the number 2025
                 words = normalise(_DATE.sub(" ", heard.raw)).split()
+            elif _SCALE_WORDS.search(heard.raw) and not self.program.language.startswith("ko"):
+                from .dates import number_words  # "one hundred and five" (SPEC 14.1)
+
+                words = normalise(number_words(heard.raw)).split()
             return pick_number(lex.numbers(words), slot)
         if slot.value_type == "boolean":
             return _BOOLEAN_ACTS.get(act)
+        if slot.value_type in ir.TEMPORAL_KINDS:
+            return self._read_temporal(slot, heard.raw)
         if index in self._patterned:
             return self._patterned[index].read(heard.raw)
         return self._read_named(index, heard.text, heard.raw)
+
+    def _read_temporal(self, slot: ir.Slot, raw: str) -> str | None:
+        """A date (in the scenario's date order, looking back for a slot whose max is today
+        or earlier) or a time of day (SPEC 14.1, 17.18)."""
+        language = self.program.language
+        if slot.value_type == "time":
+            return self._dates.read_time(raw, language)
+        return self._dates.read_date(raw, language, self.program.date_order,
+                                     self._dates.looks_back(slot.max_bound))
 
     def _read_items(self, index: int, heard: _Heard) -> list:
         """The items a collected list slot hears (SPEC 8.2): every member named, every
