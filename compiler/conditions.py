@@ -32,7 +32,7 @@ from compiler.condition_messages import (
 from compiler.diagnostics import Diagnostics, did_you_mean, join
 from compiler.expressions import parse_expression
 from interpreter.fields import NO_VALUE_OPERATORS
-from interpreter.ir import OPERATORS
+from interpreter.ir import OPERATORS, TODAY
 
 __all__ = ["MAX_DEPTH", "lower_condition", "parse_expression", "print_condition", "print_value", "json_type"]
 
@@ -214,6 +214,8 @@ def print_value(value: object) -> str:
         return f'"{value}"'  # nothing to escape: the common case, without json.dumps
     if type(value) is int:
         return str(value)
+    if value == TODAY:  # the IR's "today" (SPEC 14.1) is printed as the designer wrote it
+        return '"today"'
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -116,6 +116,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
                  for name, i in scenario.intents.items()],
         source_map=source_map, safety=safety, safety_patterns=safety_patterns,
         skills=declarations(scenario),
+        date_order=scenario.metadata.date_order or "", timezone=scenario.metadata.timezone,
     )
 
 

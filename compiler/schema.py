@@ -51,6 +51,10 @@ class Metadata(_Schema, kw_only=True):
     language: str = "ko"
     version: str = ""
     description: str = ""
+    # SPEC 14.1, 17.18: how numeric dates are read (default mdy for en, ymd for ko), and the
+    # IANA timezone of "today" (default the server's)
+    date_order: Literal["mdy", "dmy", "ymd"] | None = None
+    timezone: str = ""
 
 
 class Prompts(_Schema, kw_only=True):
@@ -70,13 +74,16 @@ ItemType = Literal["string", "enum", "email", "integer", "number"]  # a list slo
 
 class SlotDef(_Schema, kw_only=True):
     policy: Literal["required", "optional"]
-    value_type: Literal["string", "integer", "number", "boolean", "enum", "email", "list"]
+    value_type: Literal["string", "integer", "number", "boolean", "enum", "email", "list",
+                        "date", "time"]
     values: list[str] | Absent = ABSENT
     synonyms: dict[str, list[str]] = {}
     description: str = ""
     question: str | None = None
-    min: Int | float | None = None
-    max: Int | float | None = None
+    # numbers; for a date slot an ISO date, "today", "today+Nd" or "today-Ny"; for a time
+    # slot HH:MM (SPEC 14.1)
+    min: Int | float | str | None = None
+    max: Int | float | str | None = None
     min_length: Int | None = None
     max_length: Int | None = None
     pattern: str | None = None
@@ -95,12 +102,12 @@ class ProfileFieldDef(_Schema, kw_only=True):
     """A field of the session profile (SPEC 8.1): a slot's value type and constraints,
     without policy or question."""
 
-    value_type: Literal["string", "integer", "number", "boolean", "enum", "email"]
+    value_type: Literal["string", "integer", "number", "boolean", "enum", "email", "date", "time"]
     values: list[str] | Absent = ABSENT
     synonyms: dict[str, list[str]] = {}
     description: str = ""
-    min: Int | float | None = None
-    max: Int | float | None = None
+    min: Int | float | str | None = None
+    max: Int | float | str | None = None
     min_length: Int | None = None
     max_length: Int | None = None
     pattern: str | None = None

@@ -24,11 +24,17 @@ from .schema import Scenario, SlotDef
 PROFILE_DEFAULT = re.compile(r"\{profile\.([^{}]*)\}")  # a slot default read from the profile
 NUMERIC = ("integer", "number")
 TEXTUAL = ("string", "email")
+TEMPORAL = ("date", "time")
 
 
 def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
     """E106 for a slot definition's problems of SPEC 2.1; E108 for what SPEC 8 adds: every
-    problem of a profile field, a slot's `default`, the list parts of a slot."""
+    problem of a profile field, a slot's `default`, the list parts of a slot; E114 for the
+    language's (14.1-14.3), the scenario's `metadata.timezone` included."""
+    zone = scenario.metadata.timezone
+    if zone and not _known_zone(zone):
+        diags.report("E114", f"unknown timezone {zone!r}", "/metadata/timezone",
+                     hint='an IANA name such as "Asia/Seoul" or "America/New_York"')
     for name, slot in scenario.slots.items():
         if slot.value_type is None or slot.values is None:
             continue  # rejected by the schema pass
@@ -53,10 +59,11 @@ def report(diags: Diagnostics, code: str, where: str, slot, problems: list[tuple
 
 
 def language_problems(slot: SlotDef) -> list[tuple]:
-    """SPEC 14.2-14.3 (E114): `normalize` on a slot whose values are not text, `labels` on a
-    slot that is not an enum (or a list of enum items), a label for a non-member or empty."""
-    problems: list[tuple] = []
+    """SPEC 14.1-14.3 (E114): date or time bounds that are not one (`temporal_problems`),
+    `normalize` on a slot whose values are not text, `labels` on a slot that is not an enum
+    (or a list of enum items), a label for a non-member or empty."""
     kind = slot.items if slot.value_type == "list" else slot.value_type
+    problems: list[tuple] = temporal_problems(slot) if kind in TEMPORAL else []
     if slot.normalize and kind not in TEXTUAL:
         problems.append(("normalize", f"normalize on a {slot.value_type} slot",
                          "normalize applies to string and email slots"))
@@ -72,6 +79,26 @@ def language_problems(slot: SlotDef) -> list[tuple]:
         elif not label.strip():
             problems.append((f"labels/{member}", f"the label of '{member}' is empty",
                              "write the words said for it, or leave it out"))
+    return problems
+
+
+def temporal_problems(slot: SlotDef) -> list[tuple]:
+    """A date slot's `min`/`max` are ISO dates, "today", "today+Nd" or "today-Ny" (units d,
+    w, m, y); a time slot's HH:MM; min not after max when both are fixed (SPEC 14.1)."""
+    from interpreter.understanding.dates import bound_problem, resolve
+
+    problems: list[tuple] = []
+    for key in ("min", "max"):
+        bound = getattr(slot, key)
+        problem = bound_problem(slot.value_type, bound) if bound is not None else None
+        if problem is not None:
+            problems.append((key, f"{key} of a {slot.value_type} slot: {problem}",
+                             'e.g. "1900-01-01", "today", "today-18y"' if slot.value_type ==
+                             "date" else 'e.g. "09:00"'))
+    if not problems and isinstance(slot.min, str) and isinstance(slot.max, str) and \
+            resolve(slot.min) > resolve(slot.max):
+        problems.append(("min", f"min ({slot.min}) is after max ({slot.max})",
+                         "swap them, or widen the range"))
     return problems
 
 
@@ -115,13 +142,17 @@ def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
         name=name, value_type=slot.value_type, required=getattr(slot, "policy", "") == "required",
         values=list(slot.values) if isinstance(slot.values, list) else [],
         synonyms=synonyms_with_labels(slot), description=slot.description,
-        question=getattr(slot, "question", None), min=slot.min, max=slot.max,
+        question=getattr(slot, "question", None),
+        min=None if slot.value_type in TEMPORAL else slot.min,
+        max=None if slot.value_type in TEMPORAL else slot.max,
         min_length=slot.min_length, max_length=slot.max_length, pattern=slot.pattern,
         on_conflict=on_conflict, default=None if reference else default,
         default_profile=reference.group(1) if reference else None, items=items,
         min_items=getattr(slot, "min_items", None), max_items=getattr(slot, "max_items", None),
         normalize=list(getattr(slot, "normalize", ())),
         labels=dict(getattr(slot, "labels", {})),
+        min_bound=slot.min if slot.value_type in TEMPORAL else None,
+        max_bound=slot.max if slot.value_type in TEMPORAL else None,
     )
 
 
@@ -196,13 +227,23 @@ def list_problems(slot: SlotDef) -> list[tuple]:
 def bound_problems(slot: SlotDef, kind: str | None = None) -> list[tuple]:
     kind, problems = kind or slot.value_type, []
     for key in ("min", "max"):
-        if getattr(slot, key) is not None and kind not in NUMERIC:
-            problems.append((key, f"'{key}' is only for integer and number slots, not {kind}"))
+        bound = getattr(slot, key)
+        if bound is not None and kind not in NUMERIC and kind not in TEMPORAL:
+            problems.append((key, f"'{key}' is only for integer, number, date and time slots, "
+                                  f"not {kind}"))
+        elif isinstance(bound, str) and kind in NUMERIC:
+            problems.append((key, f"'{key}' of a {kind} slot is a number, not {bound!r}"))
+    if isinstance(slot.min, (int, float)) and isinstance(slot.max, (int, float)) \
+            and slot.min > slot.max:
+        problems.append(("min", f"min ({slot.min}) is greater than max ({slot.max})"))
+    return problems + _length_problems(slot, kind)
+
+
+def _length_problems(slot: SlotDef, kind: str) -> list[tuple]:
+    problems: list[tuple] = []
     for key in ("min_length", "max_length", "pattern"):
         if getattr(slot, key) is not None and kind not in TEXTUAL:
             problems.append((key, f"'{key}' is only for string and email slots, not {kind}"))
-    if slot.min is not None and slot.max is not None and slot.min > slot.max:
-        problems.append(("min", f"min ({slot.min}) is greater than max ({slot.max})"))
     for key in ("min_length", "max_length"):
         if (getattr(slot, key) or 0) < 0:
             problems.append((key, f"'{key}' must not be negative"))
@@ -215,6 +256,16 @@ def bound_problems(slot: SlotDef, kind: str | None = None) -> list[tuple]:
     elif found is not None:
         problems.append(("pattern", found.message, found.hint))
     return problems
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _escape_key(key: str) -> str:

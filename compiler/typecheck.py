@@ -29,7 +29,8 @@ from compiler.condition_ast import NO_VALUE, Condition, Leaf, Not, leaves, walk
 from compiler.conditions import json_type, print_value
 from compiler.diagnostics import Diagnostics, Names, did_you_mean, join, name_list
 from interpreter.fields import (LIST_KIND_OPERATORS, LIST_OPERATORS, NO_VALUE_OPERATORS,
-                                NUMERIC_KINDS, ORDERING_OPERATORS, TEXT_KINDS)
+                                NUMERIC_KINDS, ORDERING_OPERATORS, TEMPORAL_KINDS, TEXT_KINDS,
+                                TODAY, temporal_literal)
 from interpreter.ir import (
     ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SAFETY_VALUES, SKILL_STATUSES,
     fits_int64,
@@ -77,7 +78,7 @@ HINT = {
     "list": "a list slot takes 'contains' (one item), 'is_empty' and 'is_not_empty'",
     "declare_slot": 'declare it under "slots"',
     "operators": "operators are " + ", ".join(OPERATORS),
-    "ordering": "ordering operators apply to integer and number fields",
+    "ordering": "ordering operators apply to integer, number, date and time fields",
     "contains": "'contains' tests text; for this field use 'equals' or 'in'",
     "unquote": "write the number without quotes: {text}",
     "quote": 'text values are quoted: "{text}"',
@@ -90,6 +91,7 @@ HINT = {
 EXPECTED_WORDS = {
     "string": "a string", "email": "a string", "integer": "an integer", "number": "a number",
     "boolean": "true or false", "enum": "a string",
+    "date": 'an ISO date (YYYY-MM-DD) or "today"', "time": "a time (HH:MM)",
 }
 DOMAIN_WORDS = {
     "intents": "declared intents", "acts": "dialogue acts", "nodes": "node ids",
@@ -298,7 +300,7 @@ def _check_operator(leaf: Leaf, ftype: FieldType) -> None:
         if operator in LIST_KIND_OPERATORS:
             return
         hint = HINT["list"]
-    elif operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS:
+    elif operator in ORDERING_OPERATORS and ftype.kind not in NUMERIC_KINDS | TEMPORAL_KINDS:
         hint = HINT["ordering"]
     elif operator == "contains" and ftype.kind not in TEXT_KINDS:
         hint = HINT["contains"]
@@ -321,6 +323,8 @@ def _check_value(leaf: Leaf, ftype: FieldType):
     operator, value = leaf.operator, leaf.value
     if operator in NO_VALUE_OPERATORS:
         return NO_VALUE  # lowering guarantees there is none
+    if operator in ORDERING_OPERATORS and ftype.kind in TEMPORAL_KINDS:
+        return _check_member(leaf, ftype, value)
     if operator in ORDERING_OPERATORS:
         return _check_number(leaf, ftype, value)
     if operator == "contains" and ftype.kind == "list":
@@ -377,11 +381,22 @@ def _check_member(leaf: Leaf, ftype: FieldType, value):
         return _storable(leaf, value)
     if kind == "boolean" and isinstance(value, bool):
         return value
+    if kind in TEMPORAL_KINDS and isinstance(value, str):
+        return _temporal(leaf, ftype, value)
     if kind == "enum" and isinstance(value, str):
         if value in ftype.member_names():
             return value
         raise _not_member(leaf, ftype, value)
     raise _wrong_type(leaf, EXPECTED_WORDS.get(kind, kind), value, ftype)
+
+
+def _temporal(leaf: Leaf, ftype: FieldType, value: str):
+    """A date literal (ISO or "today", which becomes `TODAY`) or a time literal (HH:MM)."""
+    if ftype.kind == "date" and value == "today":
+        return dict(TODAY)
+    if not temporal_literal(ftype.kind, value):
+        raise _wrong_type(leaf, EXPECTED_WORDS[ftype.kind], value, ftype)
+    return value
 
 
 def _normalise_act(value):

@@ -11,6 +11,7 @@ After: nothing is decoded or compiled here; `interpreter.ir` re-exports every pu
 
 from __future__ import annotations
 
+import calendar
 import functools
 import math
 import re
@@ -261,15 +262,25 @@ def _is_member(ftype: FieldType, value: Any) -> bool:
         return _is_number(value)
     if kind == "boolean":
         return type(value) is bool
-    if kind == "date":
-        return value == TODAY or (type(value) is str and _ISO_DATE.fullmatch(value) is not None)
-    if kind == "time":
-        return type(value) is str and _HH_MM.fullmatch(value) is not None
+    if kind in TEMPORAL_KINDS:
+        return value == TODAY and kind == "date" or temporal_literal(kind, value)
     if kind == "list":
         return value is None
     if ftype.domain in INTERNED_DOMAINS:
         return type(value) is int and 0 <= value < ftype.members
     return type(value) is str and value in ftype.members
+
+
+def temporal_literal(kind: str, value: Any) -> bool:
+    """Whether `value` is a date (a real YYYY-MM-DD day) or a time (HH:MM) as stored."""
+    if type(value) is not str:
+        return False
+    if kind == "time":
+        return _HH_MM.fullmatch(value) is not None
+    if _ISO_DATE.fullmatch(value) is None:
+        return False
+    year, month, day = map(int, value.split("-"))
+    return day <= calendar.monthrange(year, month)[1]
 
 
 def _is_number(value: Any) -> bool:

@@ -87,7 +87,7 @@ def one_line(read) -> str:
 
 BAD_LEAVES = [
     (leaf("greater_than", F["nlu.text"], 5), "compares nlu.text (string) with greater_than; "
-     "ordering operators need a field of kind integer or number"),
+     "ordering operators need a field of kind date or integer or number or time"),
     (leaf("less_or_equal", DAILY, 5), "compares slots.daily_life (string) with less_or_equal"),
     (leaf("greater_than", F["nlu.intent"], 0), "compares nlu.intent (enum) with greater_than"),
     (leaf("contains", F["nlu.confidence"], "x"), "compares nlu.confidence (number) with "
@@ -234,9 +234,9 @@ def test_a_scenario_name_that_is_not_one_line_is_refused_at_load(tmp_path):
 
 def test_a_slot_of_an_unknown_value_type_is_one_line_at_load(tmp_path):
     body = tree()
-    body["slots"][0][position(ir.Slot, "value_type")] = "date"
+    body["slots"][0][position(ir.Slot, "value_type")] = "datetime"
     message = one_line(lambda: load_program(written(tmp_path, forge(body))))
-    assert message.startswith('IR slot daily_life has value type "date", not one of string, ')
+    assert message.startswith('IR slot daily_life has value type "datetime", not one of string, ')
 
 
 # --- intents --------------------------------------------------------------------------------

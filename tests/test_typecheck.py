@@ -113,7 +113,7 @@ EXPRESSION_ERRORS = [
     ("foo", "E201", "unknown condition field 'foo'", "condition fields are nlu.intent"),
     # E203 operator not applicable
     ("nlu.text > 3", "E203", "operator 'greater_than' does not apply to 'nlu.text' (string)",
-     "ordering operators apply to integer and number fields"),
+     "ordering operators apply to integer, number, date and time fields"),
     ("slots.meal_status < 1", "E203", "(enum, nullable)", "ordering operators"),
     ("system.fallback_exhausted >= 1", "E203", "'greater_or_equal'", "ordering operators"),
     ('nlu.intent contains "a"', "E203", "operator 'contains' does not apply", "'contains' tests text"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import IO, Any
 from collections.abc import Iterator
 
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", dest="as_json", action="store_true",
                      help='JSON lines: {"user": ..., "nlu": {...}, "idle": SECONDS} in, one '
                           'object per turn out')
+    run.add_argument("--now", metavar="ISO",
+                     help="the engine's clock, e.g. 2026-12-01T10:00: \"today\" and relative "
+                          "dates read it (default: the wall clock)")
     run.add_argument("--profile", metavar="FILE.json",
                      help="the session profile: a JSON object of the scenario's profile fields")
     add_event_options(run)
@@ -159,7 +163,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         conversation = Conversation(runtime, args.nlu_name, args.level, args.as_json,
                                     echo_user=not interactive, nlg_name=args.nlg_name, llm=llm,
-                                    webhooks=args.webhooks)
+                                    webhooks=args.webhooks, now=args.now)
         from .report import recorder
 
         conversation.recorder = recorder(args, runtime, conversation.clock)
@@ -242,11 +246,23 @@ def load_runtime(path: str, verify: bool = False) -> Any:
         raise InputError(message if path in message else f"{path}: {message}") from None
 
 
+def fixed(now: str, runtime: Any):
+    """The clock of `--now ISO` (SPEC 17.18), or `InputError` with one line."""
+    from ..understanding.dates import fixed_clock
+
+    try:
+        return fixed_clock(now, runtime.program.timezone)
+    except ValueError:
+        raise InputError(f"--now {now!r} is not an ISO date or date-time; write e.g. "
+                         "2026-12-01 or 2026-12-01T10:00") from None
+
+
 class Conversation:
     """One session of `mgi run`: runs turns on the engine and prints them."""
 
     def __init__(self, runtime: Any, nlu_name: str, level: str, as_json: bool, echo_user: bool,
-                 nlg_name: str = "template", llm: Any = None, webhooks: str = "off"):
+                 nlg_name: str = "template", llm: Any = None, webhooks: str = "off",
+                 now: str | None = None):
         from ..engine import Engine, ShiftedClock
         from ..understanding.nlu import ScriptedNLU
 
@@ -254,7 +270,7 @@ class Conversation:
         self.scripted = nlu_name == "scripted"
         nlu = ScriptedNLU() if self.scripted else LazyRulesNLU(runtime.program)
         nlu, nlg, self.journal = llm_plugins(llm, runtime, nlu_name, nlg_name, nlu)
-        self.clock = ShiftedClock()  # `"idle": SECONDS` lines pause it (SPEC 8.5)
+        self.clock = ShiftedClock(fixed(now, runtime) if now else time.time)  # SPEC 8.5, 17.18
         self.engine = Engine(runtime, nlu, nlg, skills=skill_registry(runtime, note, webhooks),
                              clock=self.clock)
         self.llm_warned = False

@@ -13,6 +13,7 @@ The format (one key per line; `#` after whitespace starts a comment, as in YAML)
     bot_first: true           # default: the scenario's graph.bot_first
     focus: health_check       # focus mode on that node
     profile: {"email": "me@example.com"}   # the session profile (SPEC 8.1; JSON object)
+    now: 2026-12-01T10:00     # the engine's clock (SPEC 17.18): "today" and relative dates
 
     bot:                      # the opening (bot-first only, first step); expectations follow
       node: greeting_introduction
@@ -40,12 +41,13 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from .. import MagoError
 from ..files import InputFileError, JSONLimitError, decode_json, read_input
 
-HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus", "profile")
+HEADER_KEYS = ("scenario", "ir", "nlu", "bot_first", "focus", "profile", "now")
 STEP_KEYS = ("bot", "user")
 EXPECT_KEYS = ("nlu", "idle", "skill", "node", "next", "not-next", "reason", "complete",
                "slots", "passed", "says", "not-says")
@@ -103,6 +105,7 @@ class Transcript(NamedTuple):
     steps: tuple[Step, ...]
     lines: dict[str, int]  # header key -> its line (for errors found when running)
     profile: dict | None = None
+    now: str | None = None  # an ISO date or date-time: the engine's clock (SPEC 17.18)
 
 
 # --- parsing ------------------------------------------------------------------------------
@@ -235,7 +238,7 @@ class _Parser:
         return Transcript(self.path, header.get("scenario"), header.get("ir"),
                           header.get("nlu", "rules"), header.get("bot_first"),
                           header.get("focus"), tuple(self.steps), dict(self.lines),
-                          header.get("profile"))
+                          header.get("profile"), header.get("now"))
 
 
 def _text(value: str) -> str:
@@ -253,6 +256,12 @@ def _header_value(key: str, value: str, fail) -> Any:
         raise fail(f"`{key}:` needs a value")
     if key == "nlu" and value not in NLU_NAMES:
         raise fail(f"`nlu:` is `rules` or `scripted`, not {value!r}")
+    if key == "now":
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise fail(f"`now:` is an ISO date or date-time (2026-12-01T10:00), not {value!r}") \
+                from None
     return value
 
 

@@ -185,6 +185,10 @@ def run_transcript(transcript: Transcript, runtime: Any, nlu: Any = None,
     if nlu is None:
         nlu = RuntimeCache().nlu(runtime, transcript.nlu)
     clock = ShiftedClock()
+    if transcript.now is not None:  # SPEC 17.18: "today" and relative dates read this moment
+        from ..understanding.dates import fixed_clock
+
+        clock = ShiftedClock(fixed_clock(transcript.now, runtime.program.timezone))
     engine = Engine(runtime, nlu, skills=skills, clock=clock)
     skills = engine.skills
     # one session id per transcript: action ids (SPEC 8.4) of two transcripts never meet

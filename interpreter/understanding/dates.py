@@ -64,6 +64,24 @@ def today() -> dt.date:
     return _TODAY.get() or dt.date.today()
 
 
+def epoch_at(text: str, timezone: str = "") -> float:
+    """The moment an ISO date or date-time names (`mgi run --now`, a transcript's `now:`,
+    SPEC 17.18); one without an offset is read in `timezone` (the server's when empty).
+    ValueError when `text` is not one."""
+    moment = dt.datetime.fromisoformat(text.strip())
+    if moment.tzinfo is None and timezone:
+        from zoneinfo import ZoneInfo
+
+        moment = moment.replace(tzinfo=ZoneInfo(timezone))
+    return moment.timestamp()
+
+
+def fixed_clock(text: str, timezone: str = "") -> Callable[[], float]:
+    """A clock that always reads the moment `text` names (see `epoch_at`)."""
+    epoch = epoch_at(text, timezone)
+    return lambda: epoch
+
+
 def default_order(language: str) -> str:
     return DEFAULT_ORDERS.get(language.split("-")[0].lower(), "mdy")
 
