@@ -2456,7 +2456,12 @@ def _fam_E114(draw, doc):
         sets = nodes[i].setdefault("on_enter", {}).setdefault("set", {})
     not_numbers = sorted(n for n, d in slots.items()
                          if d.get("value_type") not in ("integer", "number"))
-    case = draw(st.sampled_from(["undeclared", "form", "group"] + (["add"] if not_numbers else [])))
+    case = draw(st.sampled_from(["undeclared", "form", "group", "bound"] +
+                                (["add"] if not_numbers else [])))
+    if case == "bound":  # SPEC 14.1: a new date or time slot with a bound that is not one
+        del sets
+        nodes[i].pop("on_enter", None) if where[-2] == "on_enter" else None
+        return _bad_temporal_bound(draw, doc)
     if case == "group":  # `routes` naming a group that is not declared (a near miss)
         del sets
         nodes[i].pop("on_enter", None) if where[-2] == "on_enter" else None
@@ -2477,6 +2482,26 @@ def _fam_E114(draw, doc):
         _new_name(draw, slots)
     sets[name] = None
     return doc, where + (name,)
+
+
+def _bad_temporal_bound(draw, doc):
+    """A new date slot whose min or max is not an ISO date or today±N ("yesterday",
+    "1990-02-30", "today+3"), a min after its max, or a time slot's bound not HH:MM."""
+    slots = doc.setdefault("slots", {})
+    name = _new_name(draw, slots)
+    kind = draw(st.sampled_from(["date", "time"]))
+    key = draw(st.sampled_from(["min", "max"]))
+    if kind == "time":
+        slots[name] = {"policy": "optional", "value_type": "time",
+                       key: draw(st.sampled_from(["9am", "24:00", "9:5", "noon", "", "12:60"]))}
+        return doc, ("slots", name, key)
+    if draw(st.booleans()):
+        slots[name] = {"policy": "optional", "value_type": "date", "min": "today",
+                       "max": draw(st.sampled_from(["2000-01-01", "today-1d", "today-2y"]))}
+        return doc, ("slots", name, "min")
+    slots[name] = {"policy": "optional", "value_type": "date", key: draw(st.sampled_from(
+        ["yesterday", "1990-02-30", "today+3", "01/02/2000", "TODAY", "today-5x"]))}
+    return doc, ("slots", name, key)
 
 
 _FAMILIES = {
