@@ -31,6 +31,7 @@ engine's rule checks them); a session starts with a profile drawn from the decla
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -203,6 +204,8 @@ def _candidates(rule: SlotRule, compared: list) -> list:
         numbers += [0, 1, 7]
         near = [n + d for n in numbers for d in (0, -step, step)]
         return near + ["many", 1.5 if kind == "integer" else "1,5", True, [1], None]
+    if kind in ("date", "time"):
+        return _temporal_candidates(rule, compared)
     if kind == "email":
         texts = [v for v in compared if isinstance(v, str)]
         return texts + list(DEFAULT_EMAILS) + ["not-an-email", "a@b", 42, "x" * 101, None]
@@ -210,6 +213,24 @@ def _candidates(rule: SlotRule, compared: list) -> list:
     longest = (rule.max_length or 20) + 1
     return texts + list(DEFAULT_STRINGS) + ["x" * max(rule.min_length or 1, 1),
                                             "y" * longest, "", 42, None]
+
+
+def _temporal_candidates(rule: SlotRule, compared: list) -> list:
+    """SPEC 14.1: a date slot's bounds on the fuzz clock's day and their neighbours, the
+    compared literals, today; a time slot's bounds, noon and the ends of the day; and values
+    that are none (an impossible day, a number, a word)."""
+    from ..understanding.dates import resolve, today
+
+    texts = [v for v in compared if isinstance(v, str)]
+    if rule.kind == "time":
+        return texts + [b for b in rule.bounds if b] + ["12:00", "00:00", "23:59", "09:30",
+                                                        "25:00", 930, None]
+    days = [dt.date.fromisoformat(resolve(b)) for b in rule.bounds if b] + [today()]
+    days += [day + dt.timedelta(days=d) for day in list(days) for d in (-1, 1)]
+    if all(rule.bounds):
+        low, high = (dt.date.fromisoformat(resolve(b)) for b in rule.bounds)
+        days.append(low + (high - low) / 2)
+    return texts + [day.isoformat() for day in days] + ["1962-02-30", "yesterday", 19620304, None]
 
 
 class SlotValues(NamedTuple):

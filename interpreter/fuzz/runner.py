@@ -78,6 +78,17 @@ F_COUNTERS = tuple(ir.FIELD_INDEX[f] for f in _COUNTER_FIELDS)
 _STATE_COUNTERS = {ir.FIELD_INDEX[f]: f.partition(".")[2] for f in _COUNTER_FIELDS[1:]}
 
 
+def fuzz_inputs(runtime: Runtime, nlu: str, ends: tuple) -> InputSpace:
+    """The input space, its date and time values judged on the day of the fuzz clock (the
+    engine's "today" in every turn, SPEC 17.18)."""
+    if not runtime.uses_dates:
+        return InputSpace(runtime, nlu, ends)
+    from ..understanding.dates import clock_at, day_of
+
+    with clock_at(day_of(EPOCH, runtime.program.timezone)):
+        return InputSpace(runtime, nlu, ends)
+
+
 class FuzzOptions(NamedTuple):
     examples: int = 1000
     max_turns: int = 10
@@ -140,7 +151,7 @@ class Fuzzer:
         self.mail = outbox is not None and any(n.node.skill == "email" for n in runtime.nodes)
         self.stop = stop or StopRequest()
         self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
-        self.space = InputSpace(runtime, options.nlu, self.ends)
+        self.space = fuzz_inputs(runtime, options.nlu, self.ends)
         self.nlg = AuditedNLG()
         nlu = ScriptedNLU() if options.nlu == GENERATED else _rules_nlu(runtime)
         self.recorded = RecordingSkills(skills)  # the runs of each step: `action_once`
