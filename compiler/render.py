@@ -47,7 +47,30 @@ def inspect_data(envelope: ir.Envelope, program: ir.Program) -> dict:
                      for s in program.slots if s.default is not None or s.default_profile},
         "lists": {s.name: s.items for s in program.slots if s.value_type == "list"},
         "skills": inspect_skills(program),  # SPEC 14.7, 17.24
+        "dates": _dates_data(program),  # SPEC 14.1, 17.18
     }
+
+
+def _dates_data(program: ir.Program) -> dict:
+    """The date and time slots with their bounds as written, and how dates are read."""
+    slots = {s.name: {"type": s.value_type, "min": s.min_bound, "max": s.max_bound}
+             for s in program.slots if s.value_type in ir.TEMPORAL_KINDS}
+    if not slots:
+        return {}
+    from interpreter.understanding.dates import default_order
+
+    order = program.date_order or default_order(program.language)
+    return {"date_order": order, "timezone": program.timezone or None, "slots": slots}
+
+
+def _date_lines(dates: dict) -> list[str]:
+    if not dates:
+        return []
+    out = [f"  dates read {dates['date_order']}, today in {dates['timezone'] or 'the server timezone'}"]
+    for name, slot in dates["slots"].items():
+        bounds = " ".join(f"{k} {slot[k]}" for k in ("min", "max") if slot[k])
+        out.append(f"  slot {name} ({slot['type']}){': ' + bounds if bounds else ''}")
+    return out
 
 
 def _node_data(program: ir.Program, node: ir.Node) -> dict:
@@ -139,7 +162,7 @@ def inspect_text(data: dict) -> str:
         out.append(f"  safety pattern ({item['category']}): {item['pattern']}")
     for rule in data["global_transitions"]:
         out.append(f"  {rule['label']:<24} -> {rule['target']:<24} when {rule['condition']}")
-    out += _task_lines(data) + skill_lines(data["skills"])
+    out += _task_lines(data) + _date_lines(data.get("dates", {})) + skill_lines(data["skills"])
     for node in data["nodes"]:
         end = f", end ({node['end']})" if node["end"] else ""
         slots = f", collects {', '.join(node['collect_slots'])}" if node["collect_slots"] else ""

@@ -253,6 +253,12 @@ def _slot_section(program: ir.Program, node: ir.Node) -> str:
         here = " [asked here]" if index in node.collect_slots else ""
         description = f": {slot.description}" if slot.description else ""
         lines.append(f"- {slot.name} ({_slot_kind(slot)}){here}{description}")
+    if any(slot.value_type in ir.TEMPORAL_KINDS for slot in program.slots):
+        from ..understanding.dates import today  # SPEC 14.1: relative dates read the clock
+
+        day = today()
+        lines.append(f"Today is {day.isoformat()} ({day.strftime('%A')}): give a date the "
+                     "user says relative to it (\"tomorrow\", \"다음 주 화요일\") as that day.")
     return "\n".join(lines)
 
 
@@ -275,8 +281,13 @@ def _slot_kind(slot: ir.Slot) -> str:
     if slot.value_type == "enum":
         return "enum: " + " | ".join(slot.values)
     kind = {"number": "number", "integer": "integer", "boolean": "true or false",
-            "email": "email address"}.get(slot.value_type, "string")
+            "email": "email address", "date": "date as YYYY-MM-DD",
+            "time": "time of day as HH:MM, 24-hour"}.get(slot.value_type, "string")
     limits = []
+    if slot.min_bound or slot.max_bound:  # SPEC 14.1: as written ("today-120y")
+        limits.append(" and ".join(f"{word} {bound}" for word, bound in
+                                   (("not before", slot.min_bound), ("not after", slot.max_bound))
+                                   if bound))
     if slot.min is not None or slot.max is not None:
         low = "" if slot.min is None else f"{slot.min:g}"
         high = "" if slot.max is None else f"{slot.max:g}"
