@@ -275,7 +275,7 @@ def entry_domains(domains: dict[str, Domain]) -> dict[str, Domain]:
 
 
 def _slot_domain(kind: str, values, bounds) -> Domain | None:
-    if kind == "list":
+    if kind in ("list", "date", "time"):  # dates: "today" moves, so they are not modelled
         return None
     if kind == "enum":
         return Domain(members=frozenset(values) | {None})
