@@ -31,7 +31,7 @@ def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
     """E106 for a slot definition's problems of SPEC 2.1; E108 for what SPEC 8 adds: every
     problem of a profile field, a slot's `default`, the list parts of a slot; E114 for the
     language's (14.1-14.3), the scenario's `metadata.timezone` included."""
-    zone = scenario.metadata.timezone
+    zone = getattr(scenario.metadata, "timezone", "")
     if zone and not _known_zone(zone):
         diags.report("E114", f"unknown timezone {zone!r}", "/metadata/timezone",
                      hint='an IANA name such as "Asia/Seoul" or "America/New_York"')

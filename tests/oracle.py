@@ -89,6 +89,8 @@ Progressive tasks (SPEC 8), modelled from the scenario JSON like the rest:
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import math
 import re
 from dataclasses import dataclass
@@ -240,6 +242,46 @@ def _as_number(value: Any, integer: bool):
     return None
 
 
+# SPEC 14.1, 17.18: the day "today" stands for. The engines of the differential tests stand
+# still 1_000_000 s after the epoch (`test_differential.paused_clock`), in local time.
+TODAY = dt.date.fromtimestamp(1_000_000.0)
+_RELATIVE = re.compile(r"today(?:([+-])(\d+)([dwmy]))?")
+
+
+def _bound_day(bound: str) -> str:
+    """A date bound ("today-120y", "2000-01-01") as the ISO day it names on TODAY."""
+    match = _RELATIVE.fullmatch(bound)
+    if match is None:
+        return bound
+    if not match.group(1):
+        return TODAY.isoformat()
+    n = int(match.group(2)) * (1 if match.group(1) == "+" else -1)
+    unit = match.group(3)
+    if unit in "dw":
+        return (TODAY + dt.timedelta(days=n * (7 if unit == "w" else 1))).isoformat()
+    month = TODAY.year * 12 + TODAY.month - 1 + n * (12 if unit == "y" else 1)
+    year, month = divmod(month, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return dt.date(year, month + 1, min(TODAY.day, last)).isoformat()
+
+
+def _temporal_value(slot: dict, text: str) -> tuple[bool, Any]:
+    """A date is a real YYYY-MM-DD day, a time HH:MM (00:00-23:59), within min/max."""
+    if slot["value_type"] == "time":
+        ok = re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", text) is not None
+        low, high = slot.get("min"), slot.get("max")
+    else:
+        try:
+            ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) is not None and \
+                dt.date.fromisoformat(text) is not None
+        except ValueError:
+            ok = False
+        low, high = (None if b is None else _bound_day(b) for b in (slot.get("min"), slot.get("max")))
+    if not ok or (low is not None and text < low) or (high is not None and text > high):
+        return False, text
+    return True, text
+
+
 def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
     """(valid, value as stored) for one value against one slot definition."""
     kind = slot["value_type"]
@@ -274,6 +316,8 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
         return False, value
     if not isinstance(value, str) or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
         return False, value  # IMPL: a lone surrogate has no UTF-8 form; a session cannot store it
+    if kind in ("date", "time"):
+        return _temporal_value(slot, value.strip())
     if kind == "enum":
         members = slot.get("values", [])
         if value in members:
