@@ -11,7 +11,6 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from interpreter import ir
 from interpreter.slots import SlotRule, check_value
 from interpreter.state import DialogueState
 from interpreter.understanding import dates
