@@ -68,13 +68,10 @@ from .fields import (  # noqa: F401
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
-# transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
-# every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
-# params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7);
-# and the designer's language (SPEC 14): `set` on transitions and `on_enter`, conditional
-# lines, slot labels and normalize, all trailing defaults of their records; 6: date and time
-# slots, their bounds, the date order and timezone, the literal TODAY (SPEC 14.1)
+FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8), response variants (SPEC 9);
+# 5: understanding (SPEC 13), declared skills and the designer's language (SPEC 14: set,
+# conditional lines, labels, normalize); 6: date and time slots, their bounds, the date order
+# and timezone, the literal TODAY (SPEC 14.1); all trailing defaults of their records
 OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
