@@ -227,8 +227,9 @@ def _temporal_candidates(rule: SlotRule, compared: list) -> list:
                                                         "25:00", 930, None]
     days = [dt.date.fromisoformat(resolve(b)) for b in rule.bounds if b] + [today()]
     days += [day + dt.timedelta(days=d) for day in list(days) for d in (-1, 1)]
-    if all(rule.bounds):
-        low, high = (dt.date.fromisoformat(resolve(b)) for b in rule.bounds)
+    least, most = rule.bounds
+    if least and most:
+        low, high = dt.date.fromisoformat(resolve(least)), dt.date.fromisoformat(resolve(most))
         days.append(low + (high - low) / 2)
     return texts + [day.isoformat() for day in days] + ["1962-02-30", "yesterday", 19620304, None]
 

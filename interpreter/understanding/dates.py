@@ -24,7 +24,7 @@ import contextlib
 import datetime as dt
 import re
 from contextvars import ContextVar
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from . import lexicon as lex
 
@@ -187,7 +187,7 @@ def _numbers_of(words: list[str]) -> list[str]:
             value = (value or 1) * _SCALES[word] if value is None or value < 1000 or \
                 _SCALES[word] == 1000 else value - value % 1000 + (value % 1000 or 1) * 100
             continue
-        unit = lex.EN_NUMBERS.get(word, _ORDINALS.get(word))
+        unit = lex.EN_NUMBERS.get(word, _ORDINALS.get(word, 0))
         if value is not None and not _extends(value, unit):
             out.append(str(value))
             value = None
@@ -374,7 +374,7 @@ def _compact(m: re.Match, r: _Reading) -> dt.date | None:
     if r.order != "ymd":
         return None
     month, day = int(digits[2:4]), int(digits[4:])
-    return dt.date(_year(digits[:2], r, month, day), month, day)
+    return _dated(_year(digits[:2], r, month, day), month, day, r)
 
 
 def _iso(m: re.Match, r: _Reading) -> dt.date:
@@ -539,7 +539,7 @@ _TIME_READERS: dict[str, Callable[[re.Match], tuple[int, int] | None]] = {
     "past_to": _past_to,
     "part_of_day": lambda m: _on_clock(int(m.group(1)), int(m.group(2) or 0),
                                        "am" if m.group(3) == "morning" else "pm"),
-    "bare": lambda m: _on_clock(int(m.group(1)), int(m.group(2) or 0) if m.lastindex > 1 else 0,
-                                None),
+    "bare": lambda m: _on_clock(int(m.group(1)), int(m.group(2) or 0)
+                                if (m.lastindex or 0) > 1 else 0, None),
     "ko_hour": _ko_hour,
 }

@@ -537,11 +537,12 @@ class RulesNLU:
     def _read_temporal(self, slot: ir.Slot, raw: str) -> str | None:
         """A date (in the scenario's date order, looking back for a slot whose max is today
         or earlier) or a time of day (SPEC 14.1, 17.18)."""
-        language = self.program.language
+        language, dates = self.program.language, self._dates
+        assert dates is not None  # set when the program has a date or time slot
         if slot.value_type == "time":
-            return self._dates.read_time(raw, language)
-        return self._dates.read_date(raw, language, self.program.date_order,
-                                     self._dates.looks_back(slot.max_bound))
+            return dates.read_time(raw, language)
+        return dates.read_date(raw, language, self.program.date_order,
+                               dates.looks_back(slot.max_bound))
 
     def _read_items(self, index: int, heard: _Heard) -> list:
         """The items a collected list slot hears (SPEC 8.2): every member named, every
