@@ -573,3 +573,79 @@ def test_action_once_holds_on_a_long_chain_back_to_a_skill_node(tmp_path):
     path.write_bytes(result.ir_bytes())
     report, data = fuzz(path, examples=20)
     assert statuses(data)["action_once"] == "held", report.found["action_once"].message
+
+
+# --- webhook scenarios: stand-in answers with webhooks off (SPEC 15) -----------------------------
+
+
+def compiled(tmp_path: Path, name: str, change=None) -> Path:
+    """Scenario `name` compiled into tmp_path, after `change(scenario)` when given."""
+    scenario = json.loads((ROOT / "scenarios" / f"{name}.json").read_text("utf-8"))
+    if change is not None:
+        change(scenario)
+    source = tmp_path / f"{name}.json"
+    source.write_text(json.dumps(scenario), "utf-8")
+    result = check_file(str(source))
+    assert not result.errors, [d.message for d in result.diagnostics]
+    ir = tmp_path / f"{name}.ir"
+    ir.write_bytes(result.ir_bytes())
+    return ir
+
+
+def test_pharmacy_refill_holds_every_property_its_webhook_answering_in_some_conversations(
+        tmp_path):
+    # the submission is a webhook: off, a stand-in answers ok in some conversations (done)
+    # and fails in the others (submit_failed). pharmacist is 6 good turns deep (the help
+    # route at the read-back): at seed 7 the default --max-turns 10 draws no conversation
+    # saying it there, --max-turns 14 does
+    ir = compiled(tmp_path, "pharmacy_refill")
+    done = mgi("fuzz", ir, "--examples", "300", "--seed", "7", "--max-turns", "14",
+               "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 0, done.stdout
+    assert set(statuses(data).values()) == {"held"}
+    entered = data["coverage"]["nodes"]["entered"]
+    assert data["coverage"]["nodes"]["uncovered"] == [] and entered["done"] > 0
+    fired = data["coverage"]["transitions"]["fired"]
+    assert fired["submit_refill next_nodes[0]"] > 0 and fired["submit_refill default_next"] > 0
+
+
+def test_order_lookup_enters_its_success_node_with_the_stand_in_answer(tmp_path):
+    def success_node(scenario: dict) -> None:  # the lookup routes on its skill's status
+        nodes = scenario["graph"]["nodes"]
+        lookup = next(n for n in nodes if n["id"] == "lookup")
+        said = lookup["responses"]["default"].replace(" Anything else?", "")
+        lookup.update(transient=True, responses={}, default_next="goodbye",
+                      next_nodes=[{"target": "found", "condition": 'skill.status == "ok"'}])
+        nodes.append({"id": "found", "description": "Say where the order is.", "terminal": True,
+                      "responses": {"default": said}})
+
+    ir = compiled(tmp_path, "order_lookup", success_node)
+    done = mgi("fuzz", ir, "--examples", "300", "--seed", "7", "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 0, done.stdout
+    assert data["coverage"]["nodes"]["entered"]["found"] > 0
+    assert statuses(data)["placeholders_filled"] == "held"  # each result field has a value
+
+
+def test_a_counterexample_through_an_answering_webhook_scripts_it_and_replays(tmp_path):
+    ir = compiled(tmp_path, "pharmacy_refill")
+    props = tmp_path / "p.props"
+    props.write_text("sent: node done is never entered before node pharmacist has been "
+                     "visited\n", "utf-8")
+    out = tmp_path / "cx"
+    done = mgi("fuzz", ir, "--examples", "300", "--seed", "7", "--properties", props,
+               "--transcripts", out, "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and statuses(data)["sent"] == "violated"
+    assert next(p for p in data["properties"] if p["name"] == "sent")["replay_fails"]
+    text = (out / "pharmacy_refill.sent.transcript").read_text("utf-8")
+    assert 'skill: {"data": {"reference": "x"}, "status": "ok"}' in text
+    assert "now: 2023-11-14T22:13:20+00:00" in text  # the date of birth judged on that day
+    replay = mgi("test", out / "pharmacy_refill.sent.transcript", "--format", "json")
+    assert replay.returncode == 1, replay.stdout
+    steps = json.loads(replay.stdout)["transcripts"][0]["steps"]
+    # the same path: through the answered submission into done, failing at the last step only
+    assert [s["passed"] for s in steps] == [True] * (len(steps) - 1) + [False]
+    assert steps[-1]["turn"]["next_node"] == "done"
+    assert steps[-1]["turn"]["passed"] == [{"node": "submit_refill", "reason": "next_nodes[0]"}]

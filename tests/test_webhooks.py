@@ -26,8 +26,8 @@ from conftest import ROOT, self_signed_certificate
 from interpreter.cli.plugins import InputError, skill_registry
 from interpreter.engine import Engine
 from interpreter.loader import load_program_bytes
-from interpreter.skills.webhook import (OFF_ERROR, WebhookConfigError, private_address,
-                                        webhook_skills)
+from interpreter.skills.webhook import (OFF_ERROR, WebhookConfigError, WebhookStandIn,
+                                        private_address, typed_result, webhook_skills)
 from interpreter.stores.sessions import MemorySessionStore
 from webhook_receiver import HUGE_BYTES, Receiver
 
@@ -258,6 +258,25 @@ def test_hosts_outside_mago_webhook_hosts_are_refused_at_start(monkeypatch):
         webhook_skills(runtime.program, live=True)
     _, listed = compiled(scenario("https://orders.example.com/x"))
     assert webhook_skills(listed.program, live=True)
+
+
+def test_mgi_fuzz_stand_ins_fail_until_answering_then_answer_the_declared_types(receiver):
+    data = scenario(receiver.base + "/ok")
+    data["skills"]["order_status"]["result"].update(
+        late={"type": "boolean"}, extra={"type": "object"}, lines={"type": "list"})
+    _, runtime = compiled(data)
+    skills = skill_registry(runtime, lambda line: None, stand_ins=True)
+    stand_in = skills.get("order_status")
+    assert isinstance(stand_in, WebhookStandIn)
+    engine = Engine(runtime, skills=skills)
+    lookup_turn(engine)
+    assert engine.session("s").skill_data == {"error": OFF_ERROR}  # off until switched
+    stand_in.answering = True
+    lookup_turn(engine, "t")
+    answered = engine.session("t").skill_data
+    assert answered == {"status": "x", "eta_days": 1, "late": True, "extra": {}, "lines": []}
+    assert typed_result(answered, stand_in.fields).data == answered  # each of its type
+    assert receiver.requests == []  # never the network
 
 
 def test_webhooks_are_off_without_the_flag(receiver):

@@ -218,7 +218,7 @@ def fuzz_command(args: argparse.Namespace) -> int:
     runtime = load_runtime(args.ir_file, verify=True)  # the fuzzer reads every node anyway
     try:
         report = run_fuzz(runtime, args.ir_file, options, args.properties, args.transcripts,
-                          skill_registry(runtime, note, args.webhooks),
+                          skill_registry(runtime, note, args.webhooks, stand_ins=True),
                           Progress(args.examples))
     except FuzzError as error:
         raise InputError(str(error)) from None

@@ -97,12 +97,14 @@ def llm_plugins(settings: Any, runtime: Any, nlu_name: str, nlg_name: str,
 
 
 def skill_registry(runtime: Any, warn: Callable[[str], None], webhooks: str = "off",
-                   guard: Callable[[str], str | None] | None = None) -> Any:
+                   guard: Callable[[str], str | None] | None = None,
+                   stand_ins: bool = False) -> Any:
     """Built-in skills, plus installed plug-ins only when the scenario has a skill node:
     looking for plug-ins scans every installed package, which a start-up need not pay for.
     The scenario's webhooks are called only when `webhooks` is "live" (SPEC 15); a missing
     `${NAME}` or a host `MAGO_WEBHOOK_HOSTS` does not list is an `InputError`; a declared
-    python skill not installed is a warning (SPEC 14.7)."""
+    python skill not installed is a warning (SPEC 14.7). `stand_ins` (`mgi fuzz`): webhooks
+    that are off are `WebhookStandIn`s, which the fuzzer lets answer in some conversations."""
     from .. import ir
     from ..skills.registry import SkillRegistry
 
@@ -118,7 +120,7 @@ def skill_registry(runtime: Any, warn: Callable[[str], None], webhooks: str = "o
         warn(line)
     try:
         return registry.with_skills(webhook_skills(runtime.program, webhooks == "live",
-                                                   guard=guard))
+                                                   guard=guard, stand_ins=stand_ins))
     except WebhookConfigError as error:
         raise InputError(str(error)) from None
 

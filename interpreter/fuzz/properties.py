@@ -97,6 +97,7 @@ class Violation(MagoError):
         self.focus: str | None = None  # the node of a focus-mode counterexample
         self.profile: dict | None = None  # the session profile of the conversation
         self.offline = False  # the conversation ran without a mail transport
+        self.answers: dict[int, dict] = {}  # step index -> the stand-in webhooks' answer
 
 
 _CLASSES: dict[str, type] = {}
@@ -119,7 +120,8 @@ class Conversation:
         self.ending_from: int | None = None  # index of the first turn that asked to end
         self.complete = False
         self.profile: dict | None = None  # the session profile (SPEC 8.1), when drawn
-        self.offline = False  # run without a mail transport (`fuzz.runner`)
+        self.offline = False  # run without a mail transport, webhooks failing (`fuzz.runner`)
+        self.answers: dict[int, dict] = {}  # step index -> the skill result its stand-ins gave
 
     @property
     def node(self) -> str:

@@ -9,13 +9,15 @@ to a directory only when asked, `write_transcripts`), checked by replaying them;
 for people (`render_human`) or machines (`render_json`); the exit status (0 every property
 held, 1 one was violated).
 After: a written transcript replays the conversation exactly (`nlu: scripted` with each turn's
-NLU result, or `nlu: rules` with the text) and asserts the good behaviour at the step that
+NLU result, or `nlu: rules` with the text; a `skill:` line where a stand-in webhook answered,
+`fuzz.runner`) and asserts the good behaviour at the step that
 broke the property, so `mgi test` fails on it while the flaw is there. Nothing here depends on
 time except the `seconds` and `examples_per_second` figures.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -25,6 +27,9 @@ from collections import Counter
 from typing import IO, Any
 
 from ..skills.email import use_outbox
+from ..skills.webhook import stand_ins
+
+FUZZ_EPOCH = 1_700_000_000.0  # the fuzz engines' clocks stand still here, but for the pauses
 from .properties import BUILT_IN, OPT_IN, Violation
 
 
@@ -125,8 +130,11 @@ def attach_transcripts(report: FuzzReport, ir_path: str, directory: str | None,
                        skills: Any = None, outbox: str | None = None) -> None:
     """A transcript per violation with a conversation; written into `directory` if given;
     each replayed to confirm that `mgi test` fails on it (with the mail transport its
-    conversation had: `outbox`, or none)."""
+    conversation had: `outbox`, or none; webhooks off, as `mgi test` runs them: the steps a
+    stand-in answered in script that answer)."""
     report.ir_path = ir_path
+    for stand_in in stand_ins(skills):
+        stand_in.answering = False
     for name, found in report.found.items():
         if not found.results:
             continue
@@ -168,7 +176,13 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
     focus = getattr(found, "focus", None)  # a sweep from one node (`safety_reached`)
     if getattr(found, "offline", False):
         lines.insert(4, "# transport: none (replay it without MAGO_SMTP_URL and MAGO_OUTBOX: "
-                        "the email skill fails)")
+                        "the email skill fails; webhooks fail: off)")
+    answers = getattr(found, "answers", {})  # the stand-in webhooks' answers, by step
+    if answers:
+        lines.insert(4, "# webhooks answered with stand-in values (the skill: lines)")
+    if report.runtime.uses_dates:  # the fuzz clock's moment: dates judged on its day
+        lines.append("now: " + dt.datetime.fromtimestamp(FUZZ_EPOCH, dt.timezone.utc)
+                     .isoformat())
     if getattr(found, "profile", None):  # SPEC 8.1: the session's profile
         lines.append("profile: " + json.dumps(found.profile, ensure_ascii=False, sort_keys=True))
     lines += [f"focus: {focus}", ""] if focus else [""]
@@ -183,6 +197,8 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
             lines.append("  nlu: " + json.dumps(turn.nlu, ensure_ascii=False, sort_keys=True))
         if getattr(turn, "idle", 0):  # SPEC 8.5: the pause before the turn
             lines.append(f"  idle: {turn.idle}")
+        if index in answers:
+            lines.append("  skill: " + json.dumps(answers[index], sort_keys=True))
         if index < len(found.results):
             result = found.results[index]
             via = "".join(f" -> {p['node']}" for p in result.passed)  # SPEC 8.3: passed

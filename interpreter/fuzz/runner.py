@@ -25,7 +25,11 @@ conversations must not send thousands of e-mails): there is no SMTP server
 (`skills.email.mail_sandbox`), and the built-in `email` skill (SPEC 8.4) writes into a temporary outbox of `run_fuzz`'s,
 deleted afterwards. A scenario with an `email` node draws, per conversation, whether that
 outbox is there (`Conversation.offline`: no transport, the skill fails), so that both its
-success and its failure paths are explored.
+success and its failure paths are explored. Webhooks (SPEC 15) are never called: off, each is
+a `skills.webhook.WebhookStandIn`, and the same drawn `offline` says whether it fails with
+"webhooks off" (offline) or answers `ok` with a stand-in value of each declared result type;
+a step it answered in keeps that answer (`Conversation.answers`), which its counterexample
+transcript scripts with a `skill:` line.
 
 Rounds: a round stops at its first violation (or after `examples` conversations); the next
 round leaves the properties already violated out, so each property gets its own shrunk
@@ -56,14 +60,15 @@ from .properties import (AuditedNLG, Conversation, DesignerProperties,
                               check_response, check_safety_step, entered_node, load_properties,
                               passed_nodes, safety_sweep, violation)
 from ..skills.email import mail_sandbox, use_outbox
-from .report import Coverage, FuzzReport, Progress, attach_transcripts
+from ..skills.webhook import stand_ins
+from .report import FUZZ_EPOCH, Coverage, FuzzReport, Progress, attach_transcripts
 from ..loader import Runtime, condition_fields
 from ..understanding.nlu import ScriptedNLU
 from ..stores.sessions import MemorySessionStore
 
 SESSION = "fuzz"
 SEARCH_BUDGET = 3000  # probe turns per livelock search; past it the search is inconclusive
-EPOCH = 1_700_000_000.0  # the fuzz engines' clocks stand still here, but for the pauses
+EPOCH = FUZZ_EPOCH  # the fuzz engines' clocks stand still here (a transcript's `now:`)
 
 
 def _offline_strategy() -> Any:
@@ -149,6 +154,7 @@ class Fuzzer:
         self.skills = skills
         self.outbox = outbox  # the `email` skill's folder (None: no transport at all)
         self.mail = outbox is not None and any(n.node.skill == "email" for n in runtime.nodes)
+        self.stand_ins = {s.name: s for s in stand_ins(skills)}  # webhooks, answering or not
         self.stop = stop or StopRequest()
         self.ends = tuple(dict.fromkeys(end_intents(runtime) + designer.end_intents))
         self.space = fuzz_inputs(runtime, options.nlu, self.ends)
@@ -256,9 +262,12 @@ class Fuzzer:
         self.engine.store.delete(SESSION)
         if self.space.profile_values:  # SPEC 8.1: drawn only when the scenario declares one
             convo.profile = data.draw(self.space.profile)
-        if self.mail:  # with or without a mail transport (see the module docstring)
+        if self.mail or self.stand_ins:  # with or without a transport (the module docstring)
             convo.offline = data.draw(_offline_strategy())
-            use_outbox(None if convo.offline else self.outbox)
+            if self.mail:
+                use_outbox(None if convo.offline else self.outbox)
+            for stand_in in self.stand_ins.values():
+                stand_in.answering = not convo.offline
         self._step(convo, lambda: self.engine.start(SESSION, profile=convo.profile), checked)
         for _ in range(data.draw(free_length)):
             if convo.complete:
@@ -306,6 +315,7 @@ class Fuzzer:
             raise _attach(violation("no_crash", describe_error(error)), convo) from error
         runs = self.recorded.take()
         convo.results.append(result)
+        self._note_answers(convo, runs)
         convo.complete = result.complete
         entered = entered_node(result)
         self.coverage.record(result, entered)
@@ -336,6 +346,17 @@ class Fuzzer:
             if node is not None:
                 convo.visited.add(node)
 
+    def _note_answers(self, convo: Conversation, runs: list[tuple[str, str]]) -> None:
+        """The `ok` answer of the stand-in webhooks the step ran (their data merged: a
+        transcript's `skill:` line scripts every skill of its turn), kept by step index."""
+        data: dict[str, Any] = {}
+        for _, node in runs:
+            stand_in = self.stand_ins.get(self.runtime.nodes[self.runtime.node_index[node]]
+                                          .node.skill or "")
+            if stand_in is not None and stand_in.answering:
+                data.update(stand_in.stand_in_data())
+                convo.answers[len(convo.results) - 1] = {"status": "ok", "data": data}
+
     def _check_livelock(self, convo: Conversation, checked: frozenset[str]) -> None:
         state = self.engine.session(SESSION)
         escape = self.search.escape(state)
@@ -354,7 +375,7 @@ def _attach(found: Violation, convo: Conversation, complete: bool = False,
             not_next: str | None = None) -> Violation:
     """The violation with the conversation so far (and its expectation, when given here)."""
     found.turns, found.results = tuple(convo.turns), tuple(convo.results)
-    found.profile, found.offline = convo.profile, convo.offline
+    found.profile, found.offline, found.answers = convo.profile, convo.offline, convo.answers
     if complete:
         found.expect = Expectation("complete", True)
     if not_next is not None:

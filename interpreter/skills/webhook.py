@@ -4,6 +4,10 @@ In: a scenario's `ir.SkillDecl` of kind `webhook`, the environment (for `${NAME}
 the mode (`live`, or off for `mgi run`/`test`/`fuzz` unless asked). Out: `Skill` objects for
 the registry (`webhook_skills`), or `WebhookConfigError` (one line, at start) for a variable
 that is not set or a host `MAGO_WEBHOOK_HOSTS` does not list.
+Off, a webhook fails with "webhooks off" (`WebhooksOff`); for `mgi fuzz` it is a
+`WebhookStandIn`, which the fuzzer switches per conversation between that failure and an
+`ok` answer with a stand-in value of each declared result field's type, so that both the
+success and the failure paths are explored without calling the network.
 A run POSTs `{"action_id", "session_id", "scenario", "node", "arguments", "slots"}` with
 `Idempotency-Key: ACTION_ID` over one pooled `httpx.Client` per process. The whole call,
 retries included, stays within `timeout_seconds`: 5xx, 429 (its `Retry-After` honoured when
@@ -21,6 +25,7 @@ them); no error line names them, and the IR keeps the `${NAME}` form.
 
 from __future__ import annotations
 
+import copy
 import functools
 import ipaddress
 import os
@@ -57,6 +62,9 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "list": lambda v: isinstance(v, list),
     "any": lambda v: True,
 }
+# What a `WebhookStandIn` answers for each result type (SPEC 15's result types).
+STAND_IN_VALUES: dict[str, Any] = {"string": "x", "number": 1, "integer": 1, "boolean": True,
+                                   "object": {}, "list": [], "any": "x"}
 
 
 class WebhookConfigError(MagoError):
@@ -71,9 +79,11 @@ class Refused(MagoError):
 
 
 def webhook_skills(program: ir.Program, live: bool, environ: Mapping[str, str] | None = None,
-                   guard: Callable[[str], str | None] | None = None) -> list[Skill]:
+                   guard: Callable[[str], str | None] | None = None,
+                   stand_ins: bool = False) -> list[Skill]:
     """The scenario's webhooks as skills: real ones when `live`, else ones that fail with
-    "webhooks off". With a `guard` (API-posted scenarios: `private_address`), every
+    "webhooks off" (`stand_ins`, for `mgi fuzz`: `WebhookStandIn`s, failing until switched
+    to answering). With a `guard` (API-posted scenarios: `private_address`), every
     connection goes to an address resolved once and checked by that rule (pinned)."""
     environ = os.environ if environ is None else environ
     bad = skill_problem(program.skills)  # a hand-made IR: the compiler never writes one
@@ -81,7 +91,7 @@ def webhook_skills(program: ir.Program, live: bool, environ: Mapping[str, str] |
         raise WebhookConfigError(f"skill {bad[0]!r} in the IR {bad[1]}; recompile with mgc")
     decls = [d for d in program.skills if d.kind == "webhook"]
     if not live:
-        return [WebhooksOff(d.name) for d in decls]
+        return [WebhookStandIn(d) if stand_ins else WebhooksOff(d.name) for d in decls]
     hosts = allowed_hosts(environ)
     skills: list[Skill] = []
     for decl in decls:
@@ -231,6 +241,34 @@ class WebhooksOff(Skill):
 
     def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
         return SkillResult("failed", {"error": OFF_ERROR})
+
+
+class WebhookStandIn(WebhooksOff):
+    """`mgi fuzz`'s webhook when webhooks are off: it never calls the network. While
+    `answering` (the fuzzer sets it per conversation, from `Conversation.offline`) a run is
+    `ok` with `stand_in_data`; otherwise it fails with "webhooks off", as `WebhooksOff` does."""
+
+    def __init__(self, decl: ir.SkillDecl):
+        super().__init__(decl.name)
+        self.fields = decl.result
+        self.answering = False
+
+    def stand_in_data(self) -> dict[str, Any]:
+        """A value of its declared type for each result field (`STAND_IN_VALUES`), fresh."""
+        return {f.name: copy.deepcopy(STAND_IN_VALUES[f.value_type]) for f in self.fields}
+
+    def run(self, args: dict[str, Any], context: SkillContext) -> SkillResult:
+        if not self.answering:
+            return super().run(args, context)
+        return SkillResult("ok", self.stand_in_data())
+
+
+def stand_ins(registry: Any) -> list[WebhookStandIn]:
+    """The `WebhookStandIn`s of a skill registry (none for None)."""
+    if registry is None:
+        return []
+    found = (registry.get(name) for name in registry.names())
+    return [skill for skill in found if isinstance(skill, WebhookStandIn)]
 
 
 class Webhook(Skill):
