@@ -28,9 +28,9 @@ from typing import IO, Any
 
 from ..skills.email import use_outbox
 from ..skills.webhook import stand_ins
+from .properties import BUILT_IN, OPT_IN, Violation
 
 FUZZ_EPOCH = 1_700_000_000.0  # the fuzz engines' clocks stand still here, but for the pauses
-from .properties import BUILT_IN, OPT_IN, Violation
 
 
 # --- coverage ----------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def counterexample_transcript(report: FuzzReport, found: Violation, ir_line: str
     if answers:
         lines.insert(4, "# webhooks answered with stand-in values (the skill: lines)")
     if report.runtime.uses_dates:  # the fuzz clock's moment: dates judged on its day
-        lines.append("now: " + dt.datetime.fromtimestamp(FUZZ_EPOCH, dt.timezone.utc)
+        lines.append("now: " + dt.datetime.fromtimestamp(FUZZ_EPOCH, dt.UTC)
                      .isoformat())
     if getattr(found, "profile", None):  # SPEC 8.1: the session's profile
         lines.append("profile: " + json.dumps(found.profile, ensure_ascii=False, sort_keys=True))
