@@ -237,7 +237,8 @@ class ServiceApp:
 
     async def start(self) -> None:
         self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
-        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache)
+        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache,
+                                 self.config.ttl)
         self.cap = SessionCap(self.config.max_sessions, self.store.count)
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
@@ -287,6 +288,7 @@ class ServiceApp:
             await asyncio.sleep(pause)
             try:
                 await self.store.sweep(time.time())
+                await self.store.expire_irs(time.time())  # IRs no live session uses
                 if self.config.events_days > 0:
                     await self.store.expire_events(time.time() - self.config.events_days * 86400)
             except StoreError as error:
@@ -362,6 +364,7 @@ class ServiceApp:
 
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
                       inline: bool = False) -> tuple:
+        await self.registry.touch(runtime.ir_hash)  # kept in the store while sessions use it
         answer = await self.sessions.create(runtime, name, body, inline)
         self.cap.created()
         self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()

@@ -3,7 +3,9 @@
 In: `sqlite:PATH` or `sqlite:PATH?synchronous=full` (`normal` is the default) and the session
 TTL; then the `RecordStore` calls of `records`. Out: `Stored` records, new versions, IR blobs.
 After: the file holds the tables `sessions(id, version, data, updated_at, expires_at)` and
-`ir_blobs(hash, blob)`, and for analytics (SPEC 16) `events(id, session_id, time, data)`
+`ir_blobs(hash, blob)` with `ir_kept(hash, until)` (how long a blob put or touched with
+`keep_for` stays: `expire_irs` removes it after; a blob without a row stays for good), and
+for analytics (SPEC 16) `events(id, session_id, time, data)`
 (written in the same transaction as the put that carries them) and
 `events_deleted(session_id, upto)`; opening makes them if they are missing (several
 processes may open one file at once). A put is a compare-and-set in one statement (`UPDATE
@@ -78,6 +80,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
     "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS ir_blobs (hash TEXT PRIMARY KEY, blob BLOB NOT NULL)",
+    # a table of its own rather than a column: files made before it keep working
+    "CREATE TABLE IF NOT EXISTS ir_kept (hash TEXT PRIMARY KEY, until REAL NOT NULL)",
     # analytics (SPEC 16): one row per event, appended in the order written. No index on
     # session_id: it would be one more page written by every turn (measured: +60% on the
     # put of a group commit), for a DELETE of a session that is rare; a deleted session is
@@ -129,6 +133,10 @@ PURGE_BATCH = 2000
 COUNT = "SELECT count(*) FROM sessions WHERE expires_at > ?"
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
 GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
+KEEP_IR = ("INSERT INTO ir_kept (hash, until) VALUES (?, ?) ON CONFLICT (hash) DO UPDATE "
+           "SET until = max(until, excluded.until)")
+EXPIRE_IRS = "DELETE FROM ir_blobs WHERE hash IN (SELECT hash FROM ir_kept WHERE until <= ?)"
+FORGET_KEPT = "DELETE FROM ir_kept WHERE until <= ?"
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -256,6 +264,32 @@ def run_expiry(conn: sqlite3.Connection, before: float) -> int:
         gone += conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})",
                              chunk).rowcount
     conn.executemany("DELETE FROM events_deleted WHERE session_id = ? AND upto = ?", listed)
+    return gone
+
+
+def run_put_ir(conn: sqlite3.Connection, ir_hash: str, blob: bytes,
+               until: float | None) -> None:
+    """The blob (the first of its hash stays) and how long it is kept, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(PUT_IR, (ir_hash, blob))
+        if until is not None:
+            conn.execute(KEEP_IR, (ir_hash, until))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def run_expire_irs(conn: sqlite3.Connection, now: float) -> int:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        gone = conn.execute(EXPIRE_IRS, (now,)).rowcount
+        conn.execute(FORGET_KEPT, (now,))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
     return gone
 
 
@@ -501,12 +535,23 @@ class SQLiteRecordStore:
         except sqlite3.Error as exc:
             raise self._busy_failure(exc) from None
 
-    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
-        await self._call(run_changes, (PUT_IR, (ir_hash, blob)), "write")
+    async def put_ir(self, ir_hash: str, blob: bytes, keep_for: float | None = None) -> None:
+        until = None if keep_for is None else time.time() + keep_for
+        await self._call(run_put_ir, (ir_hash, blob, until), "write")
 
     async def get_ir(self, ir_hash: str) -> bytes | None:
         row = await self._call(run_fetch, (GET_IR, (ir_hash,)), "read")
         return None if row is None else row[0]
+
+    async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
+        await self._call(run_changes, (KEEP_IR, (ir_hash, time.time() + keep_for)), "write")
+
+    async def expire_irs(self, now: float) -> int:
+        """In a worker thread, with the sweep of the sessions."""
+        try:
+            return await asyncio.to_thread(self._in_thread, run_expire_irs, (now,))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc) from None
 
     async def ping(self) -> None:
         await self._call(run_fetch, ("SELECT 1", ()), "read")
