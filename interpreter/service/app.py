@@ -59,6 +59,11 @@ IR_HASH = re.compile(r"[0-9a-f]{64}")
 ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
 INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
 EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
+CLIENT_GONE = 499  # the log's status of a request whose client left before its answer
+
+
+class ClientGone(Exception):
+    """The client closed its connection while its request was worked on."""
 
 
 class ServeConfig(msgspec.Struct, kw_only=True):
@@ -94,7 +99,9 @@ def from_environment() -> ServiceApp:
     config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
     faulthandler.enable()  # a fatal signal (a bus error in a driver) leaves a line on stderr
     GuardedProtocol.configure(config.limits)  # before this worker accepts a connection
-    return ServiceApp(config)
+    app = ServiceApp(config)
+    GuardedProtocol.when_stopping(app.designer.close)  # SIGTERM: compiles killed at once
+    return app
 
 
 def make_plugins(config: ServeConfig, log: RequestLog,
@@ -200,7 +207,14 @@ class ServiceApp:
                 if route.limit:  # the POST routes
                     self.guards.json_body(request)
                     request.body = await read_body(request, receive, route.limit)
-                status, body, headers = await route.handler(request)
+                if route.limit == api.SCENARIO_BODY_LIMIT:  # a compile: not for nobody
+                    status, body, headers = await unless_gone(route.handler(request), receive)
+                else:
+                    status, body, headers = await route.handler(request)
+        except ClientGone:
+            self.log.request(request.method, request.path, CLIENT_GONE,
+                             time.perf_counter() - started, request.note)
+            return
         except ApiError as error:
             status, body, headers = error.status, error.body(), JSON_HEADERS + error.headers
         except StoreError as error:
@@ -484,6 +498,29 @@ class ServiceApp:
 
     def _store_name(self) -> str:
         return self.store.name if self.store is not None else self.config.store.split(":")[0]
+
+
+async def unless_gone(work: Any, receive: Any) -> Any:
+    """`await work`, cancelled as soon as the client disconnects (`ClientGone`): a compile
+    nobody waits for any more is killed and its place in the queue freed (SPEC 11.1)."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(disconnected(receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait([task])  # the compile's own clean-up: the child killed
+    if task.cancelled():
+        raise ClientGone
+    return task.result()
+
+
+async def disconnected(receive: Any) -> None:
+    """Return when the server tells the application that the client has gone."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 @lru_cache(maxsize=64)
