@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from interpreter.stores.records import open_store
-from interpreter.stores.sqlite_store import CHECKPOINT_BYTES, WAL_LIMIT
+from interpreter.stores.sqlite_store import WAL_LIMIT
 from redis_server import RedisServer, needs_redis
 from service_server import ServiceServer, wait_for
 
@@ -197,7 +197,7 @@ def test_a_wal_filled_by_64_kib_messages_is_checkpointed_and_cut_back(served_irs
     20 small messages, 150 s."""
     db = tmp_path / "sessions.db"
     wal = Path(f"{db}-wal")
-    bound = 2 * CHECKPOINT_BYTES + (4 << 20)  # a checkpoint's bytes, and those written meanwhile
+    bound = 2 * WAL_LIMIT + (4 << 20)  # a checkpoint's worth (16 MiB), and what comes meanwhile
     with ServiceServer([served_irs], store=f"sqlite:{db}") as server:
         session_id, largest, written = conversation(server), 0, 0
         deadline = time.monotonic() + 150
