@@ -99,9 +99,7 @@ def from_environment() -> ServiceApp:
     config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServeConfig)
     faulthandler.enable()  # a fatal signal (a bus error in a driver) leaves a line on stderr
     GuardedProtocol.configure(config.limits)  # before this worker accepts a connection
-    app = ServiceApp(config)
-    GuardedProtocol.when_stopping(app.designer.close)  # SIGTERM: compiles killed at once
-    return app
+    return ServiceApp(config)
 
 
 def make_plugins(config: ServeConfig, log: RequestLog,

@@ -77,14 +77,6 @@ class GuardedProtocol(HttpToolsProtocol):
     limits = Limits()
     cap = Limits().max_connections
     _sweepers: dict[int, _Sweeper] = {}
-    _stopping: list = []  # called once when the server starts to shut down
-    _stopped: set[int] = set()
-
-    @classmethod
-    def when_stopping(cls, call: Any) -> None:
-        """`call()` when the server begins its shutdown (SIGTERM): uvicorn tells every open
-        connection, and the first one told calls it, before the grace period begins."""
-        cls._stopping.append(call)
 
     @classmethod
     def configure(cls, limits: Limits) -> None:
@@ -161,14 +153,6 @@ class GuardedProtocol(HttpToolsProtocol):
         super().on_response_complete()
         if self.reading_headers and self.header_room == self.limits.header_bytes:
             self.deadline = self.loop.time() + self.limits.keep_alive
-
-    def shutdown(self) -> None:
-        key = id(self.server_state)
-        if key not in self._stopped:
-            self._stopped.add(key)
-            for call in self._stopping:
-                call()
-        super().shutdown()
 
     def send_400_response(self, msg: str) -> None:
         self.refuse(400, "invalid_request", "the request is not valid HTTP/1.1")
