@@ -1,0 +1,159 @@
+"""Slot values in context (SPEC 18): the examples of issue 29 on the Korean reminder bot
+(`scenarios/med_reminder.json`) and the English refill bot (`scenarios/pharmacy_refill.json`),
+each read by the rules NLU at the node where it is said, and the named routes of 18.8.
+
+Polarity (18.1), node scope (18.2), declining (18.3), yes/no to an enum (18.4), exclusions
+(18.5), spans (18.6), over-answering (18.7), names for routes (18.8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from compiler.driver import check_file
+from interpreter import ir
+from interpreter.understanding.rules import RulesNLU
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Ctx:
+    program: ir.Program
+    node: ir.Node
+
+
+@lru_cache(maxsize=None)
+def nlu_of(name: str) -> tuple[ir.Program, RulesNLU]:
+    result = check_file(str(ROOT / "scenarios" / f"{name}.json"))
+    assert not result.errors, result.diagnostics
+    program = result.program()
+    return program, RulesNLU(program)
+
+
+def parse(scenario: str, node: str, text: str):
+    program, nlu = nlu_of(scenario)
+    return nlu.parse(text, Ctx(program, next(n for n in program.nodes if n.id == node)))
+
+
+def slots(scenario: str, node: str, text: str) -> dict:
+    return parse(scenario, node, text).slots
+
+
+# --- 18.1 polarity ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, value", [
+    ("아직 안 먹었어", "not_yet"), ("아직 안먹었어", "not_yet"), ("안 먹었어", "not_yet"),
+    ("아직 못 먹었어요", "not_yet"), ("먹었어", "taken"),
+    ("네 먹었어요", "taken"), ("깜빡하고 못 먹었어", "skipped"),
+])
+def test_a_negated_verb_matches_only_negated_synonyms(text, value):
+    assert slots("med_reminder", "ask_status", text) == {"med_status": value}
+
+
+@pytest.mark.xfail(strict=True, reason="18.1: a negated synonym does not match -지 않다 yet")
+def test_a_negated_synonym_matches_a_long_negation():
+    assert slots("med_reminder", "ask_status", "먹지 않았어") == {"med_status": "not_yet"}
+
+
+@pytest.mark.xfail(strict=True, reason="18.1: English negation within the clause not read yet")
+@pytest.mark.parametrize("text", ["I haven't decided on delivery", "I do not want delivery"])
+def test_english_negation_keeps_a_positive_synonym_out(text):
+    # a two-member enum reads a negated member as the other one ("not pickup" -> delivery)
+    assert slots("pharmacy_refill", "ask_method", text).get("method") != "delivery"
+
+
+# --- 18.2 node scope -------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.2 node scope: the free text of the node is read first")
+def test_an_answer_to_when_is_no_status():
+    assert slots("med_reminder", "ask_time", "점심 먹고 먹을게") == {"plan_time": "점심 먹고 먹을게"}
+
+
+@pytest.mark.xfail(strict=True, reason="18.2 node scope: a node that asks nothing reads no value")
+def test_the_closing_node_reads_no_status():
+    assert slots("med_reminder", "closing", "먹었어") == {}
+
+
+# --- 18.3 declining --------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.3 declining not built yet")
+@pytest.mark.parametrize("text", ["없어", "아니 없어", "없어요"])
+def test_a_bare_decline_is_no_side_effect(text):
+    result = parse("med_reminder", "ask_side_effect", text)
+    assert result.slots == {} and result.dialogue_act == "deny"
+
+
+@pytest.mark.xfail(strict=True, reason="18.3 declining not built yet")
+@pytest.mark.parametrize("text", ["none", "nothing"])
+def test_an_english_decline_is_no_address(text):
+    result = parse("pharmacy_refill", "ask_address", text)
+    assert result.slots == {} and result.dialogue_act == "deny"
+
+
+def test_a_bare_no_stores_no_address_and_a_plain_one_is_stored():
+    assert slots("pharmacy_refill", "ask_address", "no") == {}
+    assert slots("pharmacy_refill", "ask_address", "10 Pine Road") == {"address": "10 Pine Road"}
+
+
+def test_a_side_effect_is_still_free_text():
+    assert slots("med_reminder", "ask_side_effect", "속이 좀 쓰려요") == {"side_effect": "속이 좀 쓰려요"}
+
+
+# --- 18.4 yes and no to an enum --------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.4 affirm_value not built yet")
+@pytest.mark.parametrize("text", ["응", "네", "예"])
+def test_a_bare_yes_answers_the_enum_question(text):
+    assert slots("med_reminder", "ask_status", text) == {"med_status": "taken"}
+
+
+# --- 18.5 exclusions -------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.5 not_synonyms not built yet")
+@pytest.mark.parametrize("text", ["밥은 먹었어", "먹었나 모르겠네"])
+def test_an_excluded_phrase_is_never_taken(text):
+    assert slots("med_reminder", "ask_status", text).get("med_status") != "taken"
+
+
+# --- 18.6 spans ------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.6 spans: the frame is not stripped yet")
+@pytest.mark.parametrize("text", ["it's 10 Pine Road", "my address is 10 Pine Road"])
+def test_an_address_is_said_without_its_frame(text):
+    assert slots("pharmacy_refill", "ask_address", text) == {"address": "10 Pine Road"}
+
+
+@pytest.mark.xfail(strict=True, reason="18.7 over-answering: a pattern value is read off its node")
+def test_a_date_of_birth_at_the_address_node_is_no_address():
+    found = slots("pharmacy_refill", "ask_address", "my date of birth is actually 1984-07-12")
+    assert "address" not in found and found.get("dob") == "1984-07-12"
+
+
+@pytest.mark.xfail(strict=True, reason="18.6: a value followed by '?' is not read yet")
+@pytest.mark.parametrize("node, text, slot, value", [
+    ("ask_branch", "riverside?", "branch", "riverside"),
+    ("ask_method", "delivery?", "method", "delivery")])
+def test_a_value_with_a_question_mark_counts(node, text, slot, value):
+    assert slots("pharmacy_refill", node, text) == {slot: value}
+
+
+# --- 18.7 over-answering ---------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="18.7 over-answering: a pattern value is read off its node")
+def test_every_typed_value_of_an_over_answer_is_read():
+    found = slots("pharmacy_refill", "ask_dob", "I need a refill of RX1234567 for the riverside "
+                  "branch, my date of birth is 07/21/1984")
+    # the date of birth is a pattern of ISO dates here: 07/21/1984 is not one of its values
+    assert found == {"rx_number": "RX1234567", "branch": "riverside"}
