@@ -122,6 +122,10 @@ def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
         min_items=getattr(slot, "min_items", None), max_items=getattr(slot, "max_items", None),
         normalize=list(getattr(slot, "normalize", ())),
         labels=dict(getattr(slot, "labels", {})),
+        none_value=getattr(slot, "none_value", None),
+        affirm_value=getattr(slot, "affirm_value", None),
+        deny_value=getattr(slot, "deny_value", None),
+        not_synonyms={k: list(v) for k, v in getattr(slot, "not_synonyms", {}).items()},
     )
 
 

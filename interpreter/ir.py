@@ -71,13 +71,14 @@ from .fields import (ACTS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANG
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 5  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
+FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8): profile, defaults, lists,
 # transient nodes, clear_slots, the fields system.slots_updated and system.idle_seconds; and
 # every response a list of variants (SPEC 9); 5: understanding (SPEC 13): intent thresholds,
 # params.expects, safety patterns' negatable, the field nlu.confidence; declared skills (14.7);
 # and the designer's language (SPEC 14): `set` on transitions and `on_enter`, conditional
-# lines, slot labels and normalize, all trailing defaults of their records
-OLDEST_FORMAT_VERSION = 4  # format 4 bodies decode as 5: the new fields are trailing defaults
+# lines, slot labels and normalize, all trailing defaults of their records; 6: slot values in
+# context (SPEC 18): a slot's none_value, affirm_value, deny_value and not_synonyms
+OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: the new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 # The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
@@ -118,6 +119,10 @@ class Slot(_Record, frozen=True):
     max_items: int | None = None
     normalize: list[str] = []  # SPEC 14.2: NORMALIZERS applied to a heard text, in order
     labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
+    none_value: Any = None  # SPEC 18.3: stored when the user declines (None: nothing)
+    affirm_value: str | None = None  # SPEC 18.4: a bare yes at the collecting node (enum)
+    deny_value: str | None = None  # and a bare no
+    not_synonyms: dict[str, list[str]] = {}  # SPEC 18.5: member -> phrases never read as it
 
 
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
