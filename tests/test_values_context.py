@@ -8,14 +8,18 @@ Polarity (18.1), node scope (18.2), declining (18.3), yes/no to an enum (18.4), 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from compiler.driver import check_file
+from compiler.driver import check_file, check_source
 from interpreter import ir
+from interpreter.engine import Engine
+from interpreter.ir import decode_ir
+from interpreter.loader import Runtime
 from interpreter.understanding.rules import RulesNLU
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,14 +87,12 @@ def test_the_closing_node_reads_no_status():
 # --- 18.3 declining --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="18.3 declining not built yet")
 @pytest.mark.parametrize("text", ["없어", "아니 없어", "없어요"])
 def test_a_bare_decline_is_no_side_effect(text):
     result = parse("med_reminder", "ask_side_effect", text)
     assert result.slots == {} and result.dialogue_act == "deny"
 
 
-@pytest.mark.xfail(strict=True, reason="18.3 declining not built yet")
 @pytest.mark.parametrize("text", ["none", "nothing"])
 def test_an_english_decline_is_no_address(text):
     result = parse("pharmacy_refill", "ask_address", text)
@@ -109,16 +111,16 @@ def test_a_side_effect_is_still_free_text():
 # --- 18.4 yes and no to an enum --------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="18.4 affirm_value not built yet")
 @pytest.mark.parametrize("text", ["응", "네", "예"])
-def test_a_bare_yes_answers_the_enum_question(text):
-    assert slots("med_reminder", "ask_status", text) == {"med_status": "taken"}
+def test_a_bare_yes_to_the_enum_question_is_an_affirm_with_no_value(text):
+    # the engine stores the slot's affirm_value (below): any NLU's affirm answers it
+    result = parse("med_reminder", "ask_status", text)
+    assert result.dialogue_act == "affirm" and result.slots == {}
 
 
 # --- 18.5 exclusions -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="18.5 not_synonyms not built yet")
 @pytest.mark.parametrize("text", ["밥은 먹었어", "먹었나 모르겠네"])
 def test_an_excluded_phrase_is_never_taken(text):
     assert slots("med_reminder", "ask_status", text).get("med_status") != "taken"
@@ -152,3 +154,67 @@ def test_every_typed_value_of_an_over_answer_is_read():
                   "branch, my date of birth is 07/21/1984")
     # the date of birth is a pattern of ISO dates here: 07/21/1984 is not one of its values
     assert found == {"rx_number": "RX1234567", "branch": "riverside"}
+
+
+# --- the engine: yes, no and declines at the collecting node (18.3, 18.4) ---------------------
+
+
+def engine_of(name: str, **changes) -> Engine:
+    doc = json.loads((ROOT / "scenarios" / f"{name}.json").read_text(encoding="utf-8"))
+    for slot, fields in changes.items():
+        doc["slots"][slot].update(fields)
+    result = check_source(f"{name}.json", json.dumps(doc))
+    assert not result.errors, [(d.code, d.path, d.message) for d in result.diagnostics]
+    runtime = Runtime(decode_ir(result.ir_bytes())[1], name)
+    return Engine(runtime, RulesNLU(runtime.program))
+
+
+@pytest.mark.parametrize("text", ["응", "네", "예"])
+def test_a_bare_yes_stores_the_affirm_value(text):
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    turn = engine.turn("s", text)
+    assert engine.session("s").slots == {"med_status": "taken"}
+    assert engine.session("s").current_node == "ask_side_effect", turn
+
+
+def test_a_bare_no_stores_the_deny_value_when_declared():
+    engine = engine_of("med_reminder", med_status={"deny_value": "not_yet"})
+    engine.start("s")
+    engine.turn("s", "아니")
+    assert engine.session("s").slots == {"med_status": "not_yet"}
+    assert engine.session("s").current_node == "ask_time"
+
+
+def test_without_a_deny_value_a_bare_no_stores_nothing():
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    engine.turn("s", "아니")
+    assert "med_status" not in engine.session("s").slots
+
+
+@pytest.mark.parametrize("text", ["없어", "아니 없어"])
+def test_a_decline_stores_the_none_value_and_moves_on(text):
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    engine.turn("s", "먹었어")
+    engine.turn("s", text)
+    state = engine.session("s")
+    assert state.slots == {"med_status": "taken", "side_effect": "없음"}
+    assert state.current_node == "closing"
+
+
+def test_a_decline_without_a_none_value_stores_nothing():
+    engine = engine_of("med_reminder", side_effect={"none_value": None})
+    engine.start("s")
+    engine.turn("s", "먹었어")
+    engine.turn("s", "없어요")
+    assert engine.session("s").slots == {"med_status": "taken"}
+    assert engine.session("s").current_node == "closing"
+
+
+def test_an_affirm_value_is_not_stored_over_what_was_said():
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    engine.turn("s", "네 아직 안 먹었어요")
+    assert engine.session("s").slots == {"med_status": "not_yet"}

@@ -483,6 +483,8 @@ class RulesNLU:
         slots = self._read_slots(text, words, act, reading.act_words_only, intent, node)
         if act == "affirm" and reading.act_words_only and self._names_a_member(slots, collected):
             act = "inform"  # "괜찮아요" to "how are you?" answers with a value; it agrees to nothing
+        elif act == "inform" and collected and not slots and declined(spaced):
+            act = "deny"  # SPEC 18.3: "없어" to "any side effects?" declines the question
         confidence = score if intent else reading.confidence
         return NLUResult(intent=intent, dialogue_act=act, slots=slots,
                          confidence=confidence, text=text, candidates=found.candidates,
