@@ -330,8 +330,7 @@ class Oracle:
         """(rule, reason) of a node's own routes: `next_nodes`, then its route groups' rows
         (SPEC 14.6: `route:NAME[i]`; a row whose target is the node itself is a stay), then
         `default_next` (a node id, or an object with a `set`, 17.20)."""
-        out = [(rule, f"next_nodes[{i}]" if "target" in rule else f"stay:next_nodes[{i}]")
-               for i, rule in enumerate(node.get("next_nodes", []))]
+        out = [(rule, _route_label(rule, i)) for i, rule in enumerate(node.get("next_nodes", []))]
         for name in node.get("routes", []):
             for i, rule in enumerate(self.groups[name]):
                 if rule.get("target") == node["id"] or "target" not in rule:
@@ -772,6 +771,13 @@ class Oracle:
             new["skill"] = self.skill_status(new["node"], new)
         return new, Step(here, None if new["complete"] else new["node"], reason,
                          new["complete"], dict(new["slots"]), passed)
+
+
+def _route_label(rule: dict, i: int) -> str:
+    """A `next_nodes` entry's reason: `next:NAME` when named (SPEC 18.8), else its position;
+    `stay:` before it for a stay."""
+    label = f"next:{rule['name']}" if rule.get("name") else f"next_nodes[{i}]"
+    return label if "target" in rule else "stay:" + label
 
 
 def _label(rule: dict, i: int) -> str:

@@ -218,3 +218,29 @@ def test_an_affirm_value_is_not_stored_over_what_was_said():
     engine.start("s")
     engine.turn("s", "네 아직 안 먹었어요")
     assert engine.session("s").slots == {"med_status": "not_yet"}
+
+
+# --- 18.8 names for routes -------------------------------------------------------------------
+
+
+def test_a_named_route_is_reported_by_name_and_a_stay_too():
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    assert engine.turn("s", "아직 안 먹었어").reason == "next:not_yet"
+    doc = json.loads((ROOT / "scenarios" / "med_reminder.json").read_text(encoding="utf-8"))
+    doc["graph"]["nodes"][1]["next_nodes"] = [
+        {"action": "stay", "condition": "system.node_turns == 1", "name": "once_more"}]
+    result = check_source("m.json", json.dumps(doc))
+    assert not result.errors
+    engine = Engine(Runtime(decode_ir(result.ir_bytes())[1], "m"), None)
+    engine.start("s")
+    engine.turn("s", "x", {"dialogue_act": "inform", "slots": {"med_status": "not_yet"}})
+    assert engine.turn("s", "x", {"dialogue_act": "inform"}).reason == "stay:next:once_more"
+
+
+@pytest.mark.parametrize("name", ["", "a\nb"])
+def test_an_empty_or_broken_route_name_is_e114(name):
+    doc = json.loads((ROOT / "scenarios" / "med_reminder.json").read_text(encoding="utf-8"))
+    doc["graph"]["nodes"][0]["next_nodes"][0]["name"] = name
+    found = [(d.code, d.path) for d in check_source("m.json", json.dumps(doc)).diagnostics]
+    assert found == [("E114", "/graph/nodes/0/next_nodes/0/name")]
