@@ -470,6 +470,20 @@ class Oracle:
             act = "inform"  # IMPL: a crisis was understood, never "I did not understand"
         return act, intent, dict(nlu.get("slots") or {}), safety
 
+    def yes_no(self, node_id: str, act: str, extracted: dict) -> dict:
+        """SPEC 18.3-18.4: a bare affirm (deny) with nothing pending stores, for each collect
+        slot the NLU gave no value for, its `affirm_value` (`deny_value`, else an optional
+        slot's `none_value`: a decline)."""
+        extracted = dict(extracted)
+        for name in self.nodes[node_id].get("collect_slots", []):
+            slot = self.slots.get(name, {})
+            value = slot.get("affirm_value" if act == "affirm" else "deny_value")
+            if value is None and act == "deny" and slot.get("policy") != "required":
+                value = slot.get("none_value")
+            if value is not None and extracted.get(name) is None:
+                extracted[name] = value
+        return extracted
+
     def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool, bool]:
         """(slots, pending, asked, updated): step 2's slot part."""
         slots, pending, asked, updated = dict(state["slots"]), state["pending"], False, False
@@ -547,6 +561,8 @@ class Oracle:
         here = state["node"]
         params = self.params(here)
         act, intent, extracted, safety = self.read_nlu(text, nlu)
+        if state["pending"] is None and act in ("affirm", "deny"):
+            extracted = self.yes_no(here, act, extracted)
         slots, pending, asked, updated = self.fill_slots(
             state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
