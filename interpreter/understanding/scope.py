@@ -10,8 +10,8 @@ Node scope (18.2). The node's own slots are read first, and the words that fille
 read again. A slot of another node is read from what is left only when the node collects no
 slot of the same kind, or when the words name that slot: its name ("branch"), one of its labels
 ("Riverside branch"), or a phrase of its question or description ("date of birth"). A number
-said off its node must be named ("2" says no slot), and an end node reads nothing that is not
-named: the conversation is over there ("먹었어" at the closing node changes no record). Kinds:
+said off its node must be named ("2" says no slot). An end node reads values like any other:
+SeniMate's closing node resumes on what the user goes on to say ("무릎이 아파요"). Kinds:
 an enum, a pattern (each pattern its own kind), a number, an e-mail address. A kind a new value
 type reads with is added to `_KIND` (a date slot plugs in the same way).
 """
@@ -131,6 +131,6 @@ class Scope:
             return False
         if self.names[index] is not None and self.names[index].search(spaced) is not None:
             return True
-        if node is None or getattr(node, "end", 0) or own in _NAMED_ONLY:
+        if node is None or own in _NAMED_ONLY:
             return False
         return not any(self.kinds[i] == own for i in node.collect_slots)
