@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from interpreter import patterns
+from interpreter.ir import name_problem
 from interpreter.ir import (ACTS, INT_MAX, INT_MIN, RESPONSE_KINDS, SAFETY_CATEGORIES,
                             SAFETY_REASON, fits_int64)
 
@@ -248,8 +249,9 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
                          skill_fed)
     if node.transient:
         check_transient(node, path, diags)
+    named = route_names(node, path, diags)
     for j, raw in enumerate(node.next_nodes):
-        transition = check_next_node(raw, join(path, "next_nodes", j), f"next_nodes[{j}]", ids, diags)
+        transition = check_next_node(raw, join(path, "next_nodes", j), named[j], ids, diags)
         if transition is None:
             continue
         attach_condition(transition, raw.condition, join(transition.pointer, "condition"),
@@ -283,6 +285,25 @@ def check_default_next(checked: CheckedNode, model: Model, ids: Names,
     if target is not None:
         checked.transitions.append(CheckedTransition(path, "default_next", target, None,
                                                      sets=sets))
+
+
+def route_names(node, path: str, diags: Diagnostics) -> list[str]:
+    """SPEC 18.8: the reason label of each `next_nodes` entry: `next:NAME` for a named one,
+    `next_nodes[i]` otherwise; an empty name, or one used twice in the node, is E114 (the
+    entry then keeps its position)."""
+    labels, seen = [], set()
+    for j, raw in enumerate(node.next_nodes):
+        name = raw.name
+        if name is not None and (not name.strip() or name in seen or name_problem(name)):
+            problem = "is used twice in this node" if name in seen else "is not a route name"
+            diags.report("E114", f"route name {name!r} {problem}",
+                         join(path, "next_nodes", j, "name"),
+                         hint="give each route of a node its own name, or leave it out")
+            name = None
+        if name is not None:
+            seen.add(name)
+        labels.append(f"next:{name}" if name is not None else f"next_nodes[{j}]")
+    return labels
 
 
 def check_next_node(raw, path: str, label: str, ids: Names, diags: Diagnostics):

@@ -96,6 +96,12 @@ class SlotDef(_Schema, kw_only=True):
     # SPEC 14.2: text steps applied to a heard value before its pattern (string slots)
     normalize: list[Literal["trim", "lower", "upper", "collapse_spaces", "remove_spaces"]] = []
     labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
+    # SPEC 18.3-18.5: stored on a decline; stored on a bare yes / no at the collecting node
+    # (enum slots); phrases that are never read as a member
+    none_value: Any = None
+    affirm_value: str | None = None
+    deny_value: str | None = None
+    not_synonyms: dict[str, list[str]] = {}
 
 
 class ProfileFieldDef(_Schema, kw_only=True):
@@ -170,6 +176,7 @@ class TransitionDef(_Schema, kw_only=True):
     action: str | None = None
     condition: Any = ABSENT
     set: SlotSets = {}
+    name: str | None = None  # SPEC 18.8: the route's reason is then `next:NAME`
 
 
 class GlobalTransitionDef(_Schema, kw_only=True):

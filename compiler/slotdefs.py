@@ -44,6 +44,8 @@ def check_slots(scenario: Scenario, diags: Diagnostics) -> None:
             tasks = default_problems(name, slot, scenario.profile)
         report(diags, "E108", join("/slots", name), slot, tasks)
         report(diags, "E114", join("/slots", name), slot, language_problems(slot))
+        if not base:
+            report(diags, "E114", join("/slots", name), slot, context_problems(name, slot))
     for name, field in scenario.profile.items():
         if field.value_type is not None and field.values is not None:
             report(diags, "E108", join("/profile", name), field, slot_problems(field))
@@ -53,7 +55,7 @@ def report(diags: Diagnostics, code: str, where: str, slot, problems: list[tuple
     """One diagnostic per (field, message[, hint]) problem of the definition at `where`."""
     for key, message, *hint in problems:
         diags.report(code, message, where + (f"/{key}" if key else ""),
-                     at_key=key.startswith(("synonyms/", "labels/")),
+                     at_key=key.startswith(("synonyms/", "labels/", "not_synonyms/")),
                      hint=hint[0] if hint else
                      f"see the slot table in the README for '{slot.value_type}' slots")
 
@@ -99,6 +101,49 @@ def temporal_problems(slot: SlotDef) -> list[tuple]:
             resolve(slot.min) > resolve(slot.max):
         problems.append(("min", f"min ({slot.min}) is after max ({slot.max})",
                          "swap them, or widen the range"))
+    return problems
+
+
+def context_problems(name: str, slot: SlotDef) -> list[tuple]:
+    """SPEC 18 (E114): `affirm_value`, `deny_value` and `not_synonyms` on a slot that is not
+    an enum, or naming a non-member; an empty exclusion; a `none_value` that is not a valid
+    value of the slot."""
+    problems: list[tuple] = []
+    members = Names(slot.values if isinstance(slot.values, list) else ())
+    for key in ("affirm_value", "deny_value"):
+        value = getattr(slot, key)
+        if value is None:
+            continue
+        if slot.value_type != "enum":
+            problems.append((key, f"{key} on a {slot.value_type} slot",
+                             "a bare yes or no stores a member of an enum slot"))
+        elif value not in members:
+            problems.append((key, f"{key} '{value}' is not a member",
+                             did_you_mean(value, members) or "write one of the slot's values"))
+    if slot.not_synonyms and slot.value_type != "enum":
+        problems.append(("not_synonyms", f"not_synonyms on a {slot.value_type} slot",
+                         "not_synonyms keep phrases from naming a member of an enum slot"))
+    elif slot.not_synonyms:
+        problems += _exclusion_problems(slot, members)
+    if slot.none_value is not None:
+        ok, _, reason = check_value(SlotRule(0, build_slot(name, slot)), slot.none_value)
+        if not ok:
+            problems.append(("none_value", f"none_value {print_value(slot.none_value)} is not "
+                                           f"a valid value of this slot ({reason})",
+                             "write the value stored when the user declines"))
+    return problems
+
+
+def _exclusion_problems(slot: SlotDef, members: Names) -> list[tuple]:
+    problems: list[tuple] = []
+    for member, phrases in slot.not_synonyms.items():
+        where = f"not_synonyms/{member}"
+        if member not in members:
+            problems.append((where, f"not_synonyms for '{member}', which is not a member",
+                             did_you_mean(member, members) or "exclude phrases of a member"))
+        elif any(not phrase.strip() for phrase in phrases):
+            problems.append((where, f"an empty phrase in the not_synonyms of '{member}'",
+                             "write the words that must not be read as it"))
     return problems
 
 
@@ -153,6 +198,10 @@ def build_slot(name: str, slot, profile: dict | None = None) -> ir.Slot:
         labels=dict(getattr(slot, "labels", {})),
         min_bound=slot.min if slot.value_type in TEMPORAL else None,
         max_bound=slot.max if slot.value_type in TEMPORAL else None,
+        none_value=getattr(slot, "none_value", None),
+        affirm_value=getattr(slot, "affirm_value", None),
+        deny_value=getattr(slot, "deny_value", None),
+        not_synonyms={k: list(v) for k, v in getattr(slot, "not_synonyms", {}).items()},
     )
 
 

@@ -71,7 +71,9 @@ MAGIC = b"MGIR"
 FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8), response variants (SPEC 9);
 # 5: understanding (SPEC 13), declared skills and the designer's language (SPEC 14: set,
 # conditional lines, labels, normalize); 6: date and time slots, their bounds, the date order
-# and timezone, the literal TODAY (SPEC 14.1); all trailing defaults of their records
+# and timezone, the literal TODAY (SPEC 14.1), and slot values in context (SPEC 18): a
+# slot's none_value, affirm_value, deny_value, not_synonyms, named routes; all trailing
+# defaults of their records
 OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -115,6 +117,10 @@ class Slot(_Record, frozen=True):
     labels: dict[str, str] = {}  # SPEC 14.3: enum member -> the words said for it
     min_bound: str | None = None  # SPEC 14.1: a date/time slot's min and max as written
     max_bound: str | None = None
+    none_value: Any = None  # SPEC 18.3: stored when the user declines (None: nothing)
+    affirm_value: str | None = None  # SPEC 18.4: a bare yes at the collecting node (enum)
+    deny_value: str | None = None  # and a bare no
+    not_synonyms: dict[str, list[str]] = {}  # SPEC 18.5: member -> phrases never read as it
 
 
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.

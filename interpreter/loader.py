@@ -91,14 +91,14 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins", "sets", "on_enter", "slot_labels", "lines")
+                 "collect_mins", "sets", "on_enter", "slot_labels", "lines", "answers")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
     def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
              min_items: Sequence[int], slot_labels: dict | None = None,
-             field_count: int = 0) -> None:
+             field_count: int = 0, yes_no: dict | None = None) -> None:
         """Set every slot from the decoded node and its routes (`min_items`: by slot index,
         how many items make a list slot known, 0 for the other slots)."""
         self.node = node
@@ -132,6 +132,8 @@ class NodeTable:
         self.lines = {kind: (made.join, tuple((compile_condition(line.when, field_count),
                                                tuple(line.texts)) for line in made.lines))
                       for kind, made in node.lines.items()} or None
+        # SPEC 18.3-18.4: act -> ((slot, value), ...) a bare affirm or deny stores here
+        self.answers = _answers(node.collect_slots, yes_no) if yes_no else None
 
 
 class _UnbuiltTable(NodeTable):
@@ -162,13 +164,41 @@ class _UnbuiltTable(NodeTable):
 _BUILT_SLOTS = frozenset(NodeTable.__slots__) - {"index", "id", "_builder"}
 
 
+_AFFIRM, _DENY = ir.ACTS.index("affirm"), ir.ACTS.index("deny")
+
+
+def yes_no_values(slots: Sequence[ir.Slot]) -> dict[int, tuple[str, Any, Any]]:
+    """SPEC 18.3-18.4: by slot index, (name, value of a bare affirm, value of a bare deny)
+    for the slots that declare one: `affirm_value`, `deny_value`, else an optional slot's
+    `none_value` (a decline is a deny); None for no value."""
+    found = {}
+    for i, slot in enumerate(slots):
+        on_deny = slot.deny_value if slot.deny_value is not None else (
+            slot.none_value if not slot.required else None)
+        if slot.affirm_value is not None or on_deny is not None:
+            found[i] = (slot.name, slot.affirm_value, on_deny)
+    return found
+
+
+def _answers(collect: Sequence[int], yes_no: dict) -> dict[int, tuple] | None:
+    """act index -> ((slot, value), ...) of the node's collect slots (`yes_no_values`)."""
+    found: dict[int, tuple] = {}
+    for i in collect:
+        if i in yes_no:
+            name, on_affirm, on_deny = yes_no[i]
+            for act, value in ((_AFFIRM, on_affirm), (_DENY, on_deny)):
+                if value is not None:
+                    found[act] = (*found.get(act, ()), (name, value))
+    return found or None
+
+
 class _TableBuilder:
     """Builds the node tables of one runtime on first use. It holds the program's nodes and
     what routes need, never the runtime or its tables (no reference cycle), and keeps the
     condition of every transition it has seen, by source index (`SourceFields`)."""
 
     __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions",
-                 "slot_labels")
+                 "slot_labels", "yes_no")
 
     def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
         self.nodes = program.nodes
@@ -177,6 +207,7 @@ class _TableBuilder:
         self.slot_names = slot_names
         self.min_items = tuple(slot.min_items or 0 for slot in program.slots)
         self.slot_labels = {slot.name: slot.labels for slot in program.slots if slot.labels}
+        self.yes_no = yes_no_values(program.slots)
         self.conditions: dict[int, Any] = {g.source: g.condition
                                            for g in program.global_transitions}
 
@@ -189,7 +220,7 @@ class _TableBuilder:
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
         table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels,
-                   self.field_count)
+                   self.field_count, self.yes_no)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 

@@ -200,8 +200,11 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     if safety is not None and act == NULL:
         act, notes = INFORM, (*notes, SAFETY_NOTE)
     update, slots, pending = None, state.slots, state.pending_confirmation
-    if (nlu.slots and act != SILENCE) or pending is not None:  # step 2, slot part
-        update = apply_slots(runtime, slots, pending, nlu.slots if act != SILENCE else {}, act)
+    heard = nlu.slots
+    if table.answers is not None and pending is None and act in table.answers:
+        heard = answered(heard, table.answers[act])  # SPEC 18.3-18.4: a bare yes or no
+    if (heard and act != SILENCE) or pending is not None:  # step 2, slot part
+        update = apply_slots(runtime, slots, pending, heard if act != SILENCE else {}, act)
         slots, pending = update.slots, update.pending
     fallback = _FALLBACK_KINDS.get(act)  # step 4: the fallback policy
     retries = state.fallback_retries if fallback is not None else 0
@@ -275,6 +278,13 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         table.index, target, kind, reason, tier, new_state, intent, act, fallback, exhausted,
         missing, turn_limit, complete, resuming, update, notes, facts,
         outcome.hint if outcome is not None else None, state.focus, defaults, sets=done)
+
+
+def answered(heard: dict, values: tuple) -> dict:
+    """The values heard, with the value a bare affirm or deny stores for each collect slot
+    the NLU heard nothing for (SPEC 18.3-18.4: "응" to "약 드셨어요?" is `taken`)."""
+    missing = [(name, value) for name, value in values if heard.get(name) is None]
+    return {**heard, **dict(missing)} if missing else heard
 
 
 def route_sets_of(runtime: Runtime, table: NodeTable, tier: str, reason: str) -> Any:

@@ -374,8 +374,7 @@ class Oracle:
         """(rule, reason) of a node's own routes: `next_nodes`, then its route groups' rows
         (SPEC 14.6: `route:NAME[i]`; a row whose target is the node itself is a stay), then
         `default_next` (a node id, or an object with a `set`, 17.20)."""
-        out = [(rule, f"next_nodes[{i}]" if "target" in rule else f"stay:next_nodes[{i}]")
-               for i, rule in enumerate(node.get("next_nodes", []))]
+        out = [(rule, _route_label(rule, i)) for i, rule in enumerate(node.get("next_nodes", []))]
         for name in node.get("routes", []):
             for i, rule in enumerate(self.groups[name]):
                 if rule.get("target") == node["id"] or "target" not in rule:
@@ -515,6 +514,20 @@ class Oracle:
             act = "inform"  # IMPL: a crisis was understood, never "I did not understand"
         return act, intent, dict(nlu.get("slots") or {}), safety
 
+    def yes_no(self, node_id: str, act: str, extracted: dict) -> dict:
+        """SPEC 18.3-18.4: a bare affirm (deny) with nothing pending stores, for each collect
+        slot the NLU gave no value for, its `affirm_value` (`deny_value`, else an optional
+        slot's `none_value`: a decline)."""
+        extracted = dict(extracted)
+        for name in self.nodes[node_id].get("collect_slots", []):
+            slot = self.slots.get(name, {})
+            value = slot.get("affirm_value" if act == "affirm" else "deny_value")
+            if value is None and act == "deny" and slot.get("policy") != "required":
+                value = slot.get("none_value")
+            if value is not None and extracted.get(name) is None:
+                extracted[name] = value
+        return extracted
+
     def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool, bool]:
         """(slots, pending, asked, updated): step 2's slot part."""
         slots, pending, asked, updated = dict(state["slots"]), state["pending"], False, False
@@ -592,6 +605,8 @@ class Oracle:
         here = state["node"]
         params = self.params(here)
         act, intent, extracted, safety = self.read_nlu(text, nlu)
+        if state["pending"] is None and act in ("affirm", "deny"):
+            extracted = self.yes_no(here, act, extracted)
         slots, pending, asked, updated = self.fill_slots(
             state, act, extracted if act != "silence" else {})
         node_turns = state["node_turns"] + 1
@@ -816,6 +831,13 @@ class Oracle:
             new["skill"] = self.skill_status(new["node"], new)
         return new, Step(here, None if new["complete"] else new["node"], reason,
                          new["complete"], dict(new["slots"]), passed)
+
+
+def _route_label(rule: dict, i: int) -> str:
+    """A `next_nodes` entry's reason: `next:NAME` when named (SPEC 18.8), else its position;
+    `stay:` before it for a stay."""
+    label = f"next:{rule['name']}" if rule.get("name") else f"next_nodes[{i}]"
+    return label if "target" in rule else "stay:" + label
 
 
 def _label(rule: dict, i: int) -> str:

@@ -46,3 +46,19 @@ def costly(terms: int = 80_000) -> dict:
             "slots": {"meal": {"policy": "optional", "value_type": "enum",
                                "values": ["ate", "skipped"]}},
             "graph": {"entry": "a", "nodes": nodes}}
+
+
+def many_patterns(intents: int = 300, per: int = 4) -> dict:
+    """A valid scenario with `intents * per` intent patterns, each accepted by the pattern
+    check but costing it milliseconds: preparing them all (loading the IR, building the
+    rules NLU) costs seconds of CPU, which must never be spent on the event loop."""
+    found: dict = {}
+    nodes = [{"id": "start", "description": "d", "next_nodes": [], "default_next": "end"},
+             {"id": "end", "description": "d", "terminal": True}]
+    for i in range(intents):
+        found[f"i{i}"] = {"examples": [f"example {i}"],
+                          "patterns": [f"word{i}x{k} (\\d+-)?[가-힣a-z]+ {k}" for k in range(per)]}
+        nodes[0]["next_nodes"].append({"target": "end", "condition": f'nlu.intent == "i{i}"'})
+    return {"metadata": {"name": "many_patterns", "language": "en"},
+            "prompts": {"bot": "Be brief."}, "intents": found,
+            "graph": {"entry": "start", "nodes": nodes}}

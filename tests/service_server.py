@@ -77,7 +77,7 @@ class ServiceServer:
                 "--host", "127.0.0.1", "--port", str(self.port), "--store", self.store,
                 *self.extra]
 
-    def start(self, timeout: float = 20) -> ServiceServer:
+    def start(self, timeout: float = 90) -> ServiceServer:
         env = {**os.environ, **self.env}
         self._stderr.seek(0)
         self._stderr.truncate()

@@ -333,6 +333,10 @@ def _slot_definition(draw, kind: str | None = None) -> dict:
         slot["question"] = draw(_short_text).replace("{", "(").replace("}", ")")  # no E112
     if _one_in(draw, 2):
         slot["on_conflict"] = _choose(draw, ("overwrite", "keep", "confirm"))
+    if kind == "enum" and _one_in(draw, 3):  # SPEC 18.4: a bare yes or no answers it
+        slot[_choose(draw, ("affirm_value", "deny_value"))] = _choose(draw, slot["values"])
+    if slot["policy"] == "optional" and kind in ("enum", "boolean") and _one_in(draw, 3):
+        slot["none_value"] = _choose(draw, slot["values"]) if kind == "enum" else False  # 18.3
     return slot
 
 
@@ -1045,6 +1049,8 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
             entry: dict[str, Any] = {"action": "stay"} if row.target is None else {"target": ids[row.target]}
             if row.tree is not None:
                 entry["condition"] = _render_condition(draw, row.tree)
+            if _one_in(draw, 4):  # SPEC 18.8: reported as next:NAME
+                entry["name"] = f"route_{len(entries)}"
             entries.append(dict(reversed(list(entry.items()))) if _one_in(draw, 3) else entry)
         if entries or _one_in(draw, 8):
             node["next_nodes"] = entries
@@ -2006,7 +2012,8 @@ def _fam_E107(draw, doc):
     # A {skill.data.KEY} placeholder needs the skill we just removed: drop such responses.
     responses = nodes[i].get("responses", {})
     for kind, response in responses.items():
-        unplaced = [text.replace("{skill.data.", "(skill.data.") for text in response_variants(response)]
+        unplaced = [re.sub(r"\{skill\.data\.[^{}]*\}", "(skill data)", text)
+                    for text in response_variants(response)]
         responses[kind] = unplaced if isinstance(response, list) else unplaced[0]
     return doc, ("graph", "nodes", i, "params", key)
 
@@ -2033,7 +2040,7 @@ def _satisfiable_at(draw, doc: dict, node_id: str):
 def _enter_from(draw, doc: dict, target: str, from_entry: bool = False) -> int:
     """Give an existing node (the entry, if `from_entry`) a conditional transition (first) to
     the new node `target`; an inferred end node chosen for it is marked terminal, so that it
-    stays an end node."""
+    stays an end node, and leaves only on a greeting."""
     nodes = _nodes(doc)
     ends = facts_of(doc).end_nodes
     if from_entry:
@@ -2041,7 +2048,10 @@ def _enter_from(draw, doc: dict, target: str, from_entry: bool = False) -> int:
     else:
         i = draw(st.integers(0, len(nodes) - 1))
     node = nodes[i]
-    condition = draw(_satisfiable_at(doc, node["id"]))
+    # at an end node a condition that always holds there would keep it from completing
+    # (E301): it leaves on a greeting only
+    condition = 'nlu.dialogue_act == "greet"' if node["id"] in ends else \
+        draw(_satisfiable_at(doc, node["id"]))
     if ends.get(node["id"]) == "inferred":
         node["terminal"] = True
     node.setdefault("next_nodes", []).insert(0, {"target": target, "condition": condition})

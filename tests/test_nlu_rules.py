@@ -568,7 +568,8 @@ PHONE = r"01[016789]-\d{3,4}-\d{4}"
     (PHONE, "010-1234-56789 이에요", "010-1234-56789"),  # no cut: the trimmed answer, refused later
     (r"^\d{4}-\d{2}-\d{2}$", "2025-03-20에 갈게요", "2025-03-20"),
     (r"^\d{4}-\d{2}-\d{2}$", "다음 주 화요일이요", "다음 주 화요일이요"),  # as before: the answer
-    (r".*a.*b", "it is a1b here", "it is a1b here"),  # refused as a search: not searched
+    # refused as a search: not searched; the answer without its frame (SPEC 18.6)
+    (r".*a.*b", "it is a1b here", "a1b here"),
 ])
 def test_a_pattern_slot_is_found_inside_the_utterance(pattern, text, value):
     program = _one_slot_program(_slot("phone", "string", pattern=pattern))
@@ -643,7 +644,9 @@ def test_the_longest_synonym_wins():
 
 
 @pytest.mark.parametrize(("node", "text", "slots"), [
-    ("daily_life_check", "요즘 무릎이 아파서요", {"health_status": "complaint"}),  # over-answer
+    # over-answer; the node's free text keeps the words no value of its own took (SPEC 18.2)
+    ("daily_life_check", "요즘 무릎이 아파서요", {"health_status": "complaint",
+                                            "daily_life": "요즘 무릎이 아파서요"}),
     ("general_conversation", "점심 먹었어", {"meal_status": "adequate"}),
     ("general_conversation", "3시에 먹었어", {"meal_status": "adequate"}),  # no pain_level
     ("conversation_closure", "아니 괜찮아요", {}),  # act words only: no over-answer

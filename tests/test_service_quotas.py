@@ -3,14 +3,20 @@
 Sessions created per client address a minute (`--rate`: 429 `rate_limited` with
 `Retry-After`; behind a trusted proxy, by `X-Forwarded-For`), live sessions per store
 (`--max-sessions`: 503 `store_full`), and metric labels only for registered scenarios
-(inline ones count under "(inline)"). Loops are bounded in count.
+(inline ones count under "(inline)"), and inline IRs removed from the store (SQLite, Redis
+with a TTL on the blob that turns refresh) once no live session uses them. Loops are bounded
+in count.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
+from pathlib import Path
 
 
+from redis_server import RedisServer, needs_redis
 from service_server import ROOT, ServiceServer
 
 SENIMATE = json.loads((ROOT / "scenarios" / "senimate.json").read_text(encoding="utf-8"))
@@ -68,3 +74,83 @@ def test_inline_scenarios_are_one_metric_label(served_irs):
         _, text, _ = server.call("GET", "/metrics")
         assert "posted_" not in text
         assert 'scenario="(inline)"' in text
+
+
+# --- SPEC 11.1 and 17.7: inline scenarios do not stay compiled in the store forever --------
+
+TTL = 2.0  # --session-ttl of these servers: an IR unused that long (and 0.5 s) is removed
+
+
+def posted(name: str) -> dict:
+    scenario = json.loads(json.dumps(SENIMATE))
+    scenario["metadata"]["name"] = name
+    return scenario
+
+
+def inline_session(server: ServiceServer, name: str) -> tuple[str, str]:
+    status, made, _ = server.call("POST", "/dm/v1/session/json",
+                                  {"scenario_json": posted(name)}, timeout=60)
+    assert status == 201, made
+    return made["session_id"], made["ir_hash"]
+
+
+def talk(server: ServiceServer, session_id: str) -> None:
+    status, body, _ = server.call("POST", "/dm/v1/message",
+                                  {"session_id": session_id, "text": "안녕"})
+    assert status in (200, 409), body
+
+
+def outlive(server: ServiceServer, kept: str, gone, seconds: float) -> bool:
+    """Turns of the session `kept` every 0.3 s until `gone()` and at least `seconds` have
+    passed (bounded: 60 turns); whether `gone()` came true."""
+    started = time.monotonic()
+    for _ in range(60):
+        talk(server, kept)
+        if gone() and time.monotonic() - started >= seconds:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def sqlite_has_ir(db: Path, ir_hash: str) -> bool:
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return connection.execute("SELECT count(*) FROM ir_blobs WHERE hash = ?",
+                                  (ir_hash,)).fetchone()[0] == 1
+    finally:
+        connection.close()
+
+
+def test_sqlite_removes_an_inline_ir_once_no_live_session_uses_it(served_irs, tmp_path):
+    """Before: every posted scenario's IR stayed in `ir_blobs` for good."""
+    db = tmp_path / "s.db"
+    with ServiceServer([served_irs], store=f"sqlite:{db}",
+                       extra=["--session-ttl", str(TTL)]) as server:
+        left, left_hash = inline_session(server, "left_alone")
+        kept, kept_hash = inline_session(server, "still_talking")
+        talk(server, left)
+        assert sqlite_has_ir(db, left_hash) and sqlite_has_ir(db, kept_hash)
+        assert outlive(server, kept, lambda: not sqlite_has_ir(db, left_hash), 2 * TTL)
+        assert sqlite_has_ir(db, kept_hash)  # its turns kept it, well past the TTL
+        assert server.call("GET", f"/dm/v1/session/{left}")[0] == 404
+
+
+@needs_redis
+def test_redis_ir_blobs_carry_a_ttl_that_turns_refresh(served_irs):
+    import redis as redis_py
+
+    server_redis = RedisServer().start()
+    client = redis_py.Redis(port=server_redis.port)
+    try:
+        with ServiceServer([served_irs], store=server_redis.url,
+                           extra=["--session-ttl", str(TTL)]) as server:
+            left, left_hash = inline_session(server, "left_alone")
+            kept, kept_hash = inline_session(server, "still_talking")
+            for ir_hash in (left_hash, kept_hash):
+                assert 0 < client.pttl(f"mago:ir:{ir_hash}") <= (TTL + 0.5) * 1000
+            assert outlive(server, kept, lambda: not client.exists(f"mago:ir:{left_hash}"),
+                           2 * TTL)
+            assert client.pttl(f"mago:ir:{kept_hash}") > 0
+    finally:
+        client.close()
+        server_redis.stop()

@@ -177,6 +177,52 @@ def test_big_records_do_not_grow_the_wal_past_its_limit(tmp_path):
     assert largest <= WAL_LIMIT + (4 << 20), f"the WAL reached {largest >> 20} MiB"
 
 
+def record_size(db: Path, session_id: str) -> int:
+    """The bytes of a session's stored record, read as another process reads the file."""
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        row = connection.execute("SELECT length(data) FROM sessions WHERE id = ?",
+                                 (session_id,)).fetchone()
+    finally:
+        connection.close()
+    return row[0] if row else 0
+
+
+def test_a_wal_filled_by_64_kib_messages_is_checkpointed_and_cut_back(served_irs, tmp_path):
+    """The finding: a SQLite WAL filled by 64 KiB messages grew to 1.1 GB and never shrank
+    (checkpoints came every 500 writes only, and a WAL started over kept its size). Here a
+    real server takes up to 200 messages of 60,000 characters (a record holds the last 6
+    turns: up to 360 KB) until more than the bound is written (without checkpoints the WAL holds it all); the WAL stays under
+    the bound meanwhile and is back under it once the writes are done. Bounded: 200 big and
+    20 small messages, 150 s."""
+    db = tmp_path / "sessions.db"
+    wal = Path(f"{db}-wal")
+    bound = 2 * WAL_LIMIT + (4 << 20)  # a checkpoint's worth (16 MiB), and what comes meanwhile
+    with ServiceServer([served_irs], store=f"sqlite:{db}") as server:
+        session_id, largest, written = conversation(server), 0, 0
+        deadline = time.monotonic() + 150
+        text = ("abcdefgh " * 7000)[:60000]
+        for _ in range(200):
+            if time.monotonic() > deadline or written > bound + (8 << 20):
+                break
+            status, body, _ = server.call("POST", "/dm/v1/message",
+                                          {"session_id": session_id, "text": text})
+            if status == 409:  # the conversation ended: another one
+                session_id = conversation(server)
+                continue
+            assert status == 200, body
+            written += record_size(db, session_id)
+            largest = max(largest, wal.stat().st_size)
+        assert written > bound, f"only {written >> 20} MiB written: nothing shown"
+        assert largest <= bound, f"the WAL reached {largest >> 20} MiB"
+        for _ in range(20):  # small writes after, 0.2 s apart: the WAL is cut back
+            if wal.stat().st_size <= WAL_LIMIT:
+                break
+            turn(server, conversation(server))
+            time.sleep(0.2)
+        assert wal.stat().st_size <= WAL_LIMIT, f"the WAL stays at {wal.stat().st_size >> 20} MiB"
+
+
 @needs_redis
 def test_a_frozen_redis_is_503_within_the_store_timeout_and_nothing_is_lost(served_irs):
     redis = RedisServer().start()

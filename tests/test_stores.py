@@ -135,6 +135,26 @@ def test_ir_blobs_round_trip_and_the_first_one_stays(store_url):
     with_store(store_url, body)
 
 
+def test_an_ir_kept_for_a_while_is_removed_after_unless_touched(store_url):
+    """SPEC 11.1, 17.7: a blob put with `keep_for` goes once that time has passed since
+    its last put or touch (Redis: by the key's TTL; the others: `expire_irs`); a touch never
+    shortens it; one put without `keep_for` stays."""
+    async def body(store):
+        await store.put_ir("forever", b"f")
+        await store.put_ir("brief", b"b", 0.4)
+        await store.put_ir("touched", b"t", 0.4)
+        await store.touch_ir("touched", 30)
+        await store.touch_ir("touched", 0.1)  # shorter: no effect
+        await asyncio.sleep(0.6)
+        await store.expire_irs(time.time())
+        assert await store.get_ir("brief") is None
+        assert await store.get_ir("touched") == b"t"
+        assert await store.get_ir("forever") == b"f"
+        await store.put_ir("brief", b"again", 30)  # put anew: kept again
+        assert await store.get_ir("brief") == b"again"
+    with_store(store_url, body)
+
+
 def test_ping_answers(store_url):
     with_store(store_url, lambda store: store.ping())
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "transcripts"
 SCENARIOS = [ROOT / "scenarios" / f"{name}.json"
              for name in ("senimate", "senimate_weather", "clinic_booking", "email_compose",
-                          "support_bot", "order_lookup", "pharmacy_refill")]
+                          "support_bot", "order_lookup", "pharmacy_refill", "med_reminder")]
 VARIANTS = sorted((TRANSCRIPTS / "scenarios").glob("*.json"))
 
 PASSING = sorted(TRANSCRIPTS.glob("*.transcript"))

@@ -59,6 +59,11 @@ IR_HASH = re.compile(r"[0-9a-f]{64}")
 ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
 INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
 EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
+CLIENT_GONE = 499  # the log's status of a request whose client left before its answer
+
+
+class ClientGone(Exception):
+    """The client closed its connection while its request was worked on."""
 
 
 class ServeConfig(msgspec.Struct, kw_only=True):
@@ -200,7 +205,14 @@ class ServiceApp:
                 if route.limit:  # the POST routes
                     self.guards.json_body(request)
                     request.body = await read_body(request, receive, route.limit)
-                status, body, headers = await route.handler(request)
+                if route.limit == api.SCENARIO_BODY_LIMIT:  # a compile: not for nobody
+                    status, body, headers = await unless_gone(route.handler(request), receive)
+                else:
+                    status, body, headers = await route.handler(request)
+        except ClientGone:
+            self.log.request(request.method, request.path, CLIENT_GONE,
+                             time.perf_counter() - started, request.note)
+            return
         except ApiError as error:
             status, body, headers = error.status, error.body(), JSON_HEADERS + error.headers
         except StoreError as error:
@@ -237,7 +249,8 @@ class ServiceApp:
 
     async def start(self) -> None:
         self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
-        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache)
+        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache,
+                                 self.config.ttl)
         self.cap = SessionCap(self.config.max_sessions, self.store.count)
         await self.registry.publish()
         self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
@@ -287,6 +300,7 @@ class ServiceApp:
             await asyncio.sleep(pause)
             try:
                 await self.store.sweep(time.time())
+                await self.store.expire_irs(time.time())  # IRs no live session uses
                 if self.config.events_days > 0:
                     await self.store.expire_events(time.time() - self.config.events_days * 86400)
             except StoreError as error:
@@ -362,6 +376,7 @@ class ServiceApp:
 
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
                       inline: bool = False) -> tuple:
+        await self.registry.touch(runtime.ir_hash)  # kept in the store while sessions use it
         answer = await self.sessions.create(runtime, name, body, inline)
         self.cap.created()
         self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()
@@ -481,6 +496,29 @@ class ServiceApp:
 
     def _store_name(self) -> str:
         return self.store.name if self.store is not None else self.config.store.split(":")[0]
+
+
+async def unless_gone(work: Any, receive: Any) -> Any:
+    """`await work`, cancelled as soon as the client disconnects (`ClientGone`): a compile
+    nobody waits for any more is killed and its place in the queue freed (SPEC 11.1)."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(disconnected(receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait([task])  # the compile's own clean-up: the child killed
+    if task.cancelled():
+        raise ClientGone
+    return task.result()
+
+
+async def disconnected(receive: Any) -> None:
+    """Return when the server tells the application that the client has gone."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 @lru_cache(maxsize=64)

@@ -6,8 +6,10 @@ errors, warnings, ir_bytes or None)`, or `TooCostly` when the compile used more 
 compiles already run or wait in this worker.
 After: the event loop only waits on a pipe; the child (`python -m
 interpreter.service.compiling`) imports the compiler once and serves compiles one at a time;
-a child that dies is replaced by the next compile; `close()` kills it, so SIGTERM never
-waits on a compile.
+a child that dies is replaced by the next compile; a compile whose caller is cancelled (its
+client left, SPEC 11.1) kills the child at once and frees its place in the queue when the
+thread waiting on it has ended; `close()` kills it and refuses every compile after
+(`Stopping`), so SIGTERM never waits on a compile.
 
 Why a child process and not a thread: a thread cannot be stopped, and a compile holding the
 GIL for seconds slows every turn; why one long-lived child and not one per compile: starting
@@ -45,6 +47,10 @@ class Busy(MagoError):
     """The compile queue of this worker is full."""
 
 
+class Stopping(Exception):
+    """The server is stopping: the compile was killed, or not started."""
+
+
 class Job(msgspec.Struct, array_like=True):
     text: str
     seconds: float
@@ -66,19 +72,31 @@ class Compiler:
         self._one_at_a_time = asyncio.Lock()
         self._child: subprocess.Popen | None = None
         self._guard = threading.Lock()  # the child is replaced and killed from threads
+        self._stopping = False
 
     async def compile(self, text: str) -> Outcome:
+        if self._stopping:
+            raise Stopping
         if self._waiting >= self.queue:
             raise Busy
         self._waiting += 1
         try:
             async with self._one_at_a_time:
-                return await asyncio.to_thread(self._run, text)
+                running = asyncio.ensure_future(asyncio.to_thread(self._run, text))
+                running.add_done_callback(_retrieved)
+                try:
+                    return await asyncio.shield(running)
+                except asyncio.CancelledError:  # the client left: stop the work it asked for
+                    self._stop_child()
+                    await asyncio.wait([running])  # the thread ends with the child
+                    raise
         finally:
             self._waiting -= 1
 
     def _run(self, text: str) -> Outcome:
         """In a thread: send the job, wait for the answer within the wall limit."""
+        if self._stopping:
+            raise Stopping
         child = self._started()
         data = msgspec.msgpack.encode(Job(text, self.seconds))
         try:
@@ -89,7 +107,7 @@ class Compiler:
             answer = None
         if answer is None:
             self._kill(child)
-            raise TooCostly
+            raise Stopping if self._stopping else TooCostly
         return msgspec.msgpack.decode(answer, type=Outcome)
 
     def _started(self) -> subprocess.Popen:
@@ -102,7 +120,7 @@ class Compiler:
                 ready = _read_frame(self._child.stdout, START_SECONDS)
                 if ready != b"ready":
                     self._child.kill()
-                    raise TooCostly
+                    raise Stopping if self._stopping else TooCostly
             return self._child
 
     def _kill(self, child: subprocess.Popen) -> None:
@@ -113,10 +131,26 @@ class Compiler:
             if self._child is child:
                 self._child = None
 
-    def close(self) -> None:
+    def _stop_child(self) -> None:
+        """Kill the child now, from the event loop: without the guard (a thread may hold it
+        while a new child starts), and without waiting (the thread reading it reaps it)."""
         child = self._child
-        if child is not None:
-            self._kill(child)
+        if child is not None and child.poll() is None:
+            try:
+                child.kill()
+            except OSError:
+                pass  # it ended meanwhile
+
+    def close(self) -> None:
+        """Kill the compile under way, and refuse the ones after (`Stopping`)."""
+        self._stopping = True
+        self._stop_child()
+
+
+def _retrieved(done: asyncio.Future) -> None:
+    """A compile's outcome that nobody awaits any more (its client left) is not an error."""
+    if not done.cancelled():
+        done.exception()
 
 
 def _read_frame(stream: Any, seconds: float) -> bytes | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..loader import Runtime, load_program_bytes
-from .compiling import Busy, Compiler, TooCostly
+from .compiling import Busy, Compiler, Stopping, TooCostly
 from .http import ApiError
 
 NODE_LIMIT = 2000
@@ -61,6 +61,10 @@ class Designer:
         except Busy:
             raise ApiError(503, "busy", f"{self.compiler.queue} scenario compiles are already "
                                         "running or waiting here; retry shortly",
+                           headers=[(b"retry-after", b"1")]) from None
+        except Stopping:
+            raise ApiError(503, "busy", "this server is stopping; retry (another worker or "
+                                        "the restarted server answers)",
                            headers=[(b"retry-after", b"1")]) from None
         runtime = None
         if outcome.blob is not None:  # loading prepares its tables: not on the event loop

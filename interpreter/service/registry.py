@@ -6,13 +6,20 @@ loaded from the store the first time this worker meets it and kept.
 After: two files with one name, a folder without IR files, or none at all is a
 `RegistryError` (one line, exit 2) before the server starts; every registered IR is put in
 the store under its hash (first blob wins), so a session keeps running on its own IR on any
-worker after its scenario is redeployed, while new sessions get the new one.
+worker after its scenario is redeployed, while new sessions get the new one. Every IR put in
+the store is kept there `keep_for` seconds (the session TTL and one refresh interval) after
+the last session that used it: a turn or a creation refreshes it (`touch`, at most once a
+refresh interval per IR and worker, so a turn pays a dict lookup, not a store call), and the
+store removes it after (SPEC 11.1, 17.7: inline scenarios do not stay compiled forever). A
+session live at time t was touched at most `ttl` before t, and its IR's refresh came at most
+one interval before that, kept `ttl` + one interval: so no live session's IR is removed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +30,8 @@ from ..loader import IRError, Runtime, load_program_bytes
 from ..stores.records import RecordStore
 
 LOADED_LIMIT = 64  # IRs of older deployments kept loaded per worker (registered ones always)
+REFRESH_SECONDS = 60.0  # at most this often a worker refreshes the TTL of an IR it uses
+TOUCHED_KEPT = 4096  # IRs whose last refresh a worker remembers (older ones are due anyway)
 
 
 class RegistryError(MagoError):
@@ -88,25 +97,46 @@ class Registry:
     """Registered scenarios, and a bounded cache of the IRs sessions run on."""
 
     def __init__(self, scenarios: dict[str, Scenario], store: RecordStore,
-                 limit: int = LOADED_LIMIT):
+                 limit: int = LOADED_LIMIT, ttl: float = 86400):
         self.limit = limit
         self.scenarios = scenarios
         self.store = store
+        self.refresh = min(REFRESH_SECONDS, ttl / 4)
+        self.keep_for = ttl + self.refresh  # how long the store keeps an IR after a use
         self._pinned = {s.runtime.ir_hash: s.runtime for s in scenarios.values()}
         self._loaded: OrderedDict[str, Runtime] = OrderedDict()
+        self._touched: dict[str, float] = {}  # IR hash -> when this worker last refreshed it
 
     async def publish(self) -> None:
         """Put every registered IR in the store (the store keeps the first blob of a hash)."""
         for scenario in self.scenarios.values():
-            await self.store.put_ir(scenario.runtime.ir_hash, scenario.blob)
+            await self._put(scenario.runtime.ir_hash, scenario.blob)
 
     async def add(self, runtime: Runtime, blob: bytes) -> None:
         """An IR compiled in the server (`/session/json`): stored so every worker finds it."""
-        await self.store.put_ir(runtime.ir_hash, blob)
+        await self._put(runtime.ir_hash, blob)
         self._keep(runtime)
 
+    async def _put(self, ir_hash: str, blob: bytes) -> None:
+        await self.store.put_ir(ir_hash, blob, self.keep_for)
+        self._touched[ir_hash] = time.monotonic()
+
+    async def touch(self, ir_hash: str) -> None:
+        """A session uses this IR now: the store keeps it `keep_for` more seconds (asked
+        at most once per `refresh` seconds)."""
+        now = time.monotonic()
+        if now - self._touched.get(ir_hash, float("-inf")) < self.refresh:
+            return
+        await self.store.touch_ir(ir_hash, self.keep_for)
+        touched = self._touched
+        touched[ir_hash] = now
+        if len(touched) > TOUCHED_KEPT:
+            self._touched = {h: t for h, t in touched.items() if now - t < self.refresh}
+
     async def runtime(self, ir_hash: str) -> Runtime:
-        """The IR a session runs on (`MissingIR` if the store lost it)."""
+        """The IR a session runs on (`MissingIR` if the store lost it); using it keeps it
+        in the store (`touch`)."""
+        await self.touch(ir_hash)
         runtime = self._pinned.get(ir_hash)
         if runtime is not None:
             return runtime

@@ -20,6 +20,7 @@ class MemoryRecordStore:
         self.ttl = ttl
         self._records: dict[str, Stored] = {}
         self._blobs: dict[str, bytes] = {}
+        self._kept_until: dict[str, float] = {}  # IR blobs put with `keep_for`
         self.events: list[tuple[str, float, bytes]] = []  # analytics: (session, time, bytes)
 
     async def get(self, session_id: str) -> Stored | None:
@@ -52,11 +53,24 @@ class MemoryRecordStore:
         gone, self.events = len(self.events) - len(kept), kept
         return gone
 
-    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
+    async def put_ir(self, ir_hash: str, blob: bytes, keep_for: float | None = None) -> None:
         self._blobs.setdefault(ir_hash, blob)
+        if keep_for is not None:
+            await self.touch_ir(ir_hash, keep_for)
 
     async def get_ir(self, ir_hash: str) -> bytes | None:
         return self._blobs.get(ir_hash)
+
+    async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
+        until = time.time() + keep_for
+        self._kept_until[ir_hash] = max(until, self._kept_until.get(ir_hash, until))
+
+    async def expire_irs(self, now: float) -> int:
+        gone = [h for h, until in self._kept_until.items() if until <= now]
+        for ir_hash in gone:
+            del self._kept_until[ir_hash]
+            self._blobs.pop(ir_hash, None)
+        return len(gone)
 
     async def ping(self) -> None:
         return None

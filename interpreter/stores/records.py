@@ -1,12 +1,15 @@
 """The service's session stores: records of bytes with a version check, and IR blobs by hash.
 
 In: a store URL (`sqlite:PATH`, `redis://HOST:PORT/DB`, `memory:`) and the session TTL; then
-`get` / `put` / `delete` of one session's record bytes, and `put_ir` / `get_ir` of the IR
-files sessions run on. Out: `Stored` (the bytes, their version and times) or None.
+`get` / `put` / `delete` of one session's record bytes, and `put_ir` / `get_ir` / `touch_ir`
+/ `expire_irs` of the IR files sessions run on. Out: `Stored` (the bytes, their version and times) or None.
 After: a `put` whose expected version is not the stored one raises `VersionConflict` and
 changes nothing (0 expects no session: a second create conflicts); a record untouched for
-the TTL is gone (`get` never returns an expired one); an IR blob, once put, stays (live
-sessions keep running on it after a redeploy).
+the TTL is gone (`get` never returns an expired one); an IR blob, once put, stays while it
+is kept (`keep_for` seconds from its last put or touch, refreshed by the turns that use it:
+live sessions keep running on it after a redeploy), then it is removed (SPEC 11.1, 17.7: an
+inline scenario no live session uses does not stay in the store); put with no `keep_for`, it
+stays for good.
 
 The service encodes the record (the `DialogueState` and what it remembers about messages);
 the stores only keep bytes, so every store holds the same thing and a record written by one
@@ -72,9 +75,21 @@ class RecordStore(Protocol):
         """Remove the events older than `before` (`--events-days`); how many."""
         ...
 
-    async def put_ir(self, ir_hash: str, blob: bytes) -> None: ...
+    async def put_ir(self, ir_hash: str, blob: bytes, keep_for: float | None = None) -> None:
+        """Keep `blob` under `ir_hash` (the first blob of a hash stays) for at least
+        `keep_for` seconds from now (None: for good)."""
+        ...
 
     async def get_ir(self, ir_hash: str) -> bytes | None: ...
+
+    async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
+        """A session uses this IR: keep it at least `keep_for` seconds from now."""
+        ...
+
+    async def expire_irs(self, now: float) -> int:
+        """Remove the IR blobs kept until before `now`; how many (Redis: 0, its keys
+        expire by themselves)."""
+        ...
 
     async def ping(self) -> None:
         """Return when the store answers, else `StoreError`."""

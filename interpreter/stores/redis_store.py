@@ -11,7 +11,9 @@ and changes nothing (`VersionConflict`). Each put carries a random token, stored
 script resent with the token of the write already stored (redis-py resends a command when the
 answer timed out) is answered with that write's version, so a put that succeeded is never
 reported as a conflict, and another writer's put (a token of its own) never passes for it.
-IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), without expiry. Analytics events
+IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), expiring `keep_for` after their last
+put or touch (SPEC 17.7: the turns that use a blob refresh its TTL; a refresh never shortens
+it; put without `keep_for`, a blob has no expiry). Analytics events
 (SPEC 16) go into a stream per UTC day, `mago:events:{day}`, added by the same script as the
 put that carries them (`EVENTS_SCRIPT`). A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
@@ -97,6 +99,18 @@ redis.call('PEXPIREAT', counter, expire_at)
 redis.call('PEXPIREAT', index, expire_at)
 return version
 """
+# KEYS[1] the IR blob; ARGV: how long to keep it (ms), then the blob to set if absent (a
+# put) or nothing (a touch). A blob without expiry (put so by an older server) gets one.
+KEEP_IR_SCRIPT = """
+if ARGV[2] then
+  redis.call('SET', KEYS[1], ARGV[2], 'NX')
+end
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or (left >= 0 and left < tonumber(ARGV[1])) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return left
+"""
 # DELETE of a session (SPEC 17.10): its events out of the day streams, counted as deleted
 # (not lost), and its index; KEYS[1] the index.
 DELETE_EVENTS_SCRIPT = """
@@ -154,6 +168,7 @@ class RedisRecordStore:
         self._cas = client.register_script(CAS_SCRIPT)
         self._cas_events = client.register_script(EVENTS_SCRIPT)
         self._delete_events = client.register_script(DELETE_EVENTS_SCRIPT)
+        self._keep_ir = client.register_script(KEEP_IR_SCRIPT)
         self.events_days = 30  # how long a day's stream is kept after its day (--events-days)
         self.events_cap = EVENTS_CAP
 
@@ -228,11 +243,24 @@ class RedisRecordStore:
         except FAILURES as exc:
             raise self._failure(exc) from None
 
-    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
+    async def put_ir(self, ir_hash: str, blob: bytes, keep_for: float | None = None) -> None:
         try:
-            await self._client.set(IR_KEY + ir_hash, blob, nx=True)
+            if keep_for is None:
+                await self._client.set(IR_KEY + ir_hash, blob, nx=True)
+            else:
+                await self._keep_ir(keys=[IR_KEY + ir_hash],
+                                    args=[max(1, round(keep_for * 1000)), blob])
         except FAILURES as exc:
             raise self._failure(exc) from None
+
+    async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
+        try:
+            await self._keep_ir(keys=[IR_KEY + ir_hash], args=[max(1, round(keep_for * 1000))])
+        except FAILURES as exc:
+            raise self._failure(exc) from None
+
+    async def expire_irs(self, now: float) -> int:
+        return 0  # an IR blob's key expires by itself
 
     async def get_ir(self, ir_hash: str) -> bytes | None:
         try:

@@ -3,7 +3,9 @@
 In: `sqlite:PATH` or `sqlite:PATH?synchronous=full` (`normal` is the default) and the session
 TTL; then the `RecordStore` calls of `records`. Out: `Stored` records, new versions, IR blobs.
 After: the file holds the tables `sessions(id, version, data, updated_at, expires_at)` and
-`ir_blobs(hash, blob)`, and for analytics (SPEC 16) `events(id, session_id, time, data)`
+`ir_blobs(hash, blob)` with `ir_kept(hash, until)` (how long a blob put or touched with
+`keep_for` stays: `expire_irs` removes it after; a blob without a row stays for good), and
+for analytics (SPEC 16) `events(id, session_id, time, data)`
 (written in the same transaction as the put that carries them) and
 `events_deleted(session_id, upto)`; opening makes them if they are missing (several
 processes may open one file at once). A put is a compare-and-set in one statement (`UPDATE
@@ -30,8 +32,9 @@ checkpoint syncs the file to the disk, milliseconds on the committing thread): e
 `CHECKPOINT_EVERY` writes a worker thread checkpoints instead, passively (writers go on
 meanwhile; the WAL starts over at the first write after a checkpoint that caught up). Under
 a load that never pauses no passive checkpoint catches up, so once the WAL holds
-`RESTART_FRAMES` pages the thread checkpoints in RESTART mode, which holds the write lock
-(writers wait on the thread path) and starts it over.
+`RESTART_FRAMES` pages, or its file is over `WAL_LIMIT`, the thread checkpoints in TRUNCATE
+mode, which holds the write lock (writers wait on the thread path) and starts it over from
+an empty file.
 
 Faults (SPEC 11.1): a file deleted or replaced under the server (its device and inode differ
 from those opened, checked at most once a second) fails every write with a `StoreError`
@@ -39,7 +42,9 @@ from those opened, checked at most once a second) fails every write with a `Stor
 a one-row write, so a full disk or a read-only file is 503 there; a database, WAL or
 shared-memory file that cannot be written is refused at open (SQLite would map the last one
 and die of a bus error); checkpoints also come every `CHECKPOINT_BYTES` of records written,
-and a WAL that a checkpoint started over is cut back to `WAL_LIMIT` (`journal_size_limit`).
+and at the first write a second after 1 MiB of them, so the WAL they grew is cut back
+to empty (TRUNCATE) or to `WAL_LIMIT` (`journal_size_limit`) and never stays big (the
+finding: 64 KiB messages grew it to 1.1 GB, never given back).
 
 Durability: the file is in WAL mode. With `synchronous=normal` a commit is in the WAL file,
 in the operating system's hands, before `put` returns: a killed server (SIGKILL, a crash)
@@ -67,7 +72,10 @@ SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are
 CHECKPOINT_EVERY = 500  # writes on the event loop's connection between two WAL checkpoints
 RESTART_FRAMES = 4096  # pages in the WAL (16 MB of 4 KB pages) that make a checkpoint block
 CHECKPOINT_BYTES = 16 << 20  # ... or this many bytes of records written, whichever is first
-WAL_LIMIT = 64 << 20  # a WAL that a checkpoint started over is cut back to this size
+WAL_LIMIT = 16 << 20  # a WAL that a checkpoint started over is cut back to this size
+# (as much as CHECKPOINT_BYTES: small records never reach it, big ones give it back)
+CUT_BYTES = 1 << 20  # records written since the last checkpoint that call for one ...
+CUT_SECONDS = 1.0  # ... this late, which cuts the WAL back if it is over WAL_LIMIT
 IDENTITY_SECONDS = 1.0  # how often a write checks that the file is still the one opened
 SYNCHRONOUS = ("normal", "full")
 BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -78,6 +86,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
     "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS ir_blobs (hash TEXT PRIMARY KEY, blob BLOB NOT NULL)",
+    # a table of its own rather than a column: files made before it keep working
+    "CREATE TABLE IF NOT EXISTS ir_kept (hash TEXT PRIMARY KEY, until REAL NOT NULL)",
     # analytics (SPEC 16): one row per event, appended in the order written. No index on
     # session_id: it would be one more page written by every turn (measured: +60% on the
     # put of a group commit), for a DELETE of a session that is rare; a deleted session is
@@ -129,6 +139,10 @@ PURGE_BATCH = 2000
 COUNT = "SELECT count(*) FROM sessions WHERE expires_at > ?"
 PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
 GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
+KEEP_IR = ("INSERT INTO ir_kept (hash, until) VALUES (?, ?) ON CONFLICT (hash) DO UPDATE "
+           "SET until = max(until, excluded.until)")
+EXPIRE_IRS = "DELETE FROM ir_blobs WHERE hash IN (SELECT hash FROM ir_kept WHERE until <= ?)"
+FORGET_KEPT = "DELETE FROM ir_kept WHERE until <= ?"
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -154,6 +168,13 @@ def file_identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return found.st_dev, found.st_ino
+
+
+def wal_size(path: str) -> int:
+    try:
+        return os.path.getsize(path + "-wal")
+    except OSError:
+        return 0
 
 
 def check_files_writable(path: str) -> None:
@@ -259,6 +280,32 @@ def run_expiry(conn: sqlite3.Connection, before: float) -> int:
     return gone
 
 
+def run_put_ir(conn: sqlite3.Connection, ir_hash: str, blob: bytes,
+               until: float | None) -> None:
+    """The blob (the first of its hash stays) and how long it is kept, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(PUT_IR, (ir_hash, blob))
+        if until is not None:
+            conn.execute(KEEP_IR, (ir_hash, until))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def run_expire_irs(conn: sqlite3.Connection, now: float) -> int:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        gone = conn.execute(EXPIRE_IRS, (now,)).rowcount
+        conn.execute(FORGET_KEPT, (now,))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return gone
+
+
 def run_get(conn: sqlite3.Connection, session_id: str) -> tuple | None:
     return conn.execute(GET, (session_id, time.time())).fetchone()
 
@@ -301,6 +348,7 @@ class SQLiteRecordStore:
         self._batch: list[tuple[tuple, asyncio.Future]] = []  # puts the next commit writes
         self._committed_this_turn = False  # a put committed in this turn of the event loop
         self._written = 0  # bytes of records put since the last checkpoint
+        self._cut_at = 0.0  # after big writes: when one more checkpoint cuts the WAL back
         self._identity: tuple[int, int] | None = None  # the file's device and inode
         self._checked_at = 0.0
         try:
@@ -411,25 +459,32 @@ class SQLiteRecordStore:
 
     def _count_write(self, size: int = 0) -> None:
         """Start a checkpoint in a worker thread every `CHECKPOINT_EVERY` writes or
-        `CHECKPOINT_BYTES` written (big records fill the WAL long before 500 writes)."""
+        `CHECKPOINT_BYTES` written (big records fill the WAL long before 500 writes), and
+        at the first write `CUT_SECONDS` after `CUT_BYTES` were written, so that the WAL big
+        writes grew is cut back even when only small writes follow."""
         self._writes += 1
         self._written += size
-        if (self._writes >= CHECKPOINT_EVERY or self._written >= CHECKPOINT_BYTES) \
-                and not self._checkpointing:
+        if self._written >= CUT_BYTES and not self._cut_at:
+            self._cut_at = time.monotonic() + CUT_SECONDS
+        due = self._written >= CHECKPOINT_BYTES or self._writes >= CHECKPOINT_EVERY or \
+            0 < self._cut_at <= time.monotonic()
+        if due and not self._checkpointing:
+            self._cut_at = 0.0
             self._writes = self._written = 0
             self._checkpointing = True
             asyncio.get_running_loop().run_in_executor(None, self._run_checkpoint)
 
     def _run_checkpoint(self) -> None:
-        """A passive checkpoint; a blocking one when the WAL has grown past `RESTART_FRAMES`,
-        with this process's writers on the thread path meanwhile (the event loop's connection
-        takes the lock between two polls of the checkpoint's busy handler, every time)."""
+        """A passive checkpoint; a blocking one when the WAL has grown past `RESTART_FRAMES`
+        or its file past `WAL_LIMIT` (TRUNCATE: it starts over, from an empty file), with this
+        process's writers on the thread path meanwhile (the event loop's connection takes the
+        lock between two polls of the checkpoint's busy handler, every time)."""
         try:
             conn = self._thread_connection()
             frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
-            if frames > RESTART_FRAMES:
+            if frames > RESTART_FRAMES or wal_size(self.path) > WAL_LIMIT:
                 self._restarting = True
-                conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.Error:
             pass  # a failed checkpoint (the file busy too long, closed) is redone next time
         finally:
@@ -501,12 +556,23 @@ class SQLiteRecordStore:
         except sqlite3.Error as exc:
             raise self._busy_failure(exc) from None
 
-    async def put_ir(self, ir_hash: str, blob: bytes) -> None:
-        await self._call(run_changes, (PUT_IR, (ir_hash, blob)), "write")
+    async def put_ir(self, ir_hash: str, blob: bytes, keep_for: float | None = None) -> None:
+        until = None if keep_for is None else time.time() + keep_for
+        await self._call(run_put_ir, (ir_hash, blob, until), "write")
 
     async def get_ir(self, ir_hash: str) -> bytes | None:
         row = await self._call(run_fetch, (GET_IR, (ir_hash,)), "read")
         return None if row is None else row[0]
+
+    async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
+        await self._call(run_changes, (KEEP_IR, (ir_hash, time.time() + keep_for)), "write")
+
+    async def expire_irs(self, now: float) -> int:
+        """In a worker thread, with the sweep of the sessions."""
+        try:
+            return await asyncio.to_thread(self._in_thread, run_expire_irs, (now,))
+        except sqlite3.Error as exc:
+            raise self._busy_failure(exc) from None
 
     async def ping(self) -> None:
         await self._call(run_fetch, ("SELECT 1", ()), "read")

@@ -79,6 +79,7 @@ from .evidence import LemmaIndex
 from .nlu import AMBIGUOUS, BELOW_THRESHOLD, Candidate, NLUResult
 from .similarity import ExampleIndex, example_stem, negations, stem_index, word_negated
 from .text import normalise, span_negated as _span_negated  # noqa: F401 (normalise: public)
+from .scope import Scope, declined, frameless
 from .values import EnumReader, PatternReader, item_kind, pick_number
 
 MIN_INTENT_SCORE = 0.5  # an intent scoring less is not heard
@@ -452,7 +453,7 @@ class RulesNLU:
         self._enums = {i: EnumReader(s) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
-        self._emails_anywhere = tuple(emails) if len(emails) == 1 else ()
+        self._scope = Scope(program)
         self._patterned: dict[int, PatternReader] = {}
         self._dates = None  # SPEC 14.1: the date and time reader, for a program that has them
         if any(item_kind(s) in ir.TEMPORAL_KINDS for s in program.slots):
@@ -465,6 +466,14 @@ class RulesNLU:
                     self._patterned[i] = PatternReader(slot)
                 except patterns.PatternError:
                     pass  # the engine refuses the program (`slots`); the slot reads as before
+        # 18.7: what may be read off its node, enums first; one e-mail slot only (two would
+        # not say which address is which)
+        self._off_node = (*self._enums, *(emails if len(emails) == 1 else ()),
+                          *(i for i in self._patterned if i not in self._enums),
+                          *(i for i, s in enumerate(program.slots)
+                            if s.value_type in _NUMERIC_TYPES or s.value_type in ir.TEMPORAL_KINDS))
+        self._off_node = tuple(i for i in dict.fromkeys(self._off_node)
+                               if program.slots[i].value_type != "list")
 
     def parse(self, text: str, context: Any) -> NLUResult:
         spaced = normalise(text)
@@ -477,9 +486,11 @@ class RulesNLU:
         act = "inform" if reading.act == "null" and intent else reading.act
         node = getattr(context, "node", None)
         collected = tuple(node.collect_slots) if node is not None else ()
-        slots = self._read_slots(text, words, act, reading.act_words_only, intent, collected)
+        slots = self._read_slots(text, words, act, reading.act_words_only, intent, node)
         if act == "affirm" and reading.act_words_only and self._names_a_member(slots, collected):
             act = "inform"  # "괜찮아요" to "how are you?" answers with a value; it agrees to nothing
+        elif act == "inform" and collected and not slots and declined(spaced):
+            act = "deny"  # SPEC 18.3: "없어" to "any side effects?" declines the question
         confidence = score if intent else reading.confidence
         return NLUResult(intent=intent, dialogue_act=act, slots=slots,
                          confidence=confidence, text=text, candidates=found.candidates,
@@ -489,10 +500,16 @@ class RulesNLU:
         return any(i in self._enums and self.program.slots[i].name in slots for i in collected)
 
     def _read_slots(self, raw: str, words: list[str], act: str, act_words_only: bool,
-                    intent: str | None, collected: tuple[int, ...]) -> dict[str, Any]:
+                    intent: str | None, node: ir.Node | None) -> dict[str, Any]:
+        """The values of a turn in SPEC 18's order: the node's own slots, then the others
+        from the words left (`scope`), then the node's free text from what nothing took."""
+        collected = tuple(node.collect_slots) if node is not None else ()
         if act == "question":
             if not lex.SECOND_PERSON.isdisjoint(words):
                 return {}  # "너는 밥 먹었어?" is about the bot
+            bare = self._bare_answer(raw, collected)
+            if bare:
+                return bare  # 18.6: "riverside?" answers "which branch?"
             words = words[:-1]  # the asked word is no answer ("밥 먹었어?")
         content = [w for w in words if w not in lex.POLITE_ACT_WORDS]
         heard = _Heard(raw, words, " ".join(words), " ".join(content))
@@ -502,16 +519,59 @@ class RulesNLU:
             if value is not None:
                 found[self.program.slots[index].name] = value
         # Over-answering needs content: "아니 괜찮아요" declines, it is no health report.
-        for index in () if act_words_only else (*self._enums, *self._emails_anywhere):
-            if index not in collected and self.program.slots[index].value_type != "list":
-                value = self._read_named(index, heard.content, raw)
-                if value is not None:
-                    found[self.program.slots[index].name] = value
+        typed = not act_words_only and self._read_off_node(heard, node, found)
         strings = [i for i in collected if self.program.slots[i].value_type == "string"]
-        if (len(strings) == 1 and not found and intent is None and act in _FREE_TEXT_ACTS
-                and not act_words_only):
-            found[self.program.slots[strings[0]].name] = lex.free_text(raw)
+        if (len(strings) == 1 and not typed and intent is None and act in _FREE_TEXT_ACTS
+                and not act_words_only and not declined(heard.text)
+                and not any(self.program.slots[i].name in found for i in collected)):
+            found[self.program.slots[strings[0]].name] = frameless(lex.free_text(raw))
         return found
+
+    def _read_off_node(self, heard: _Heard, node: ir.Node | None,
+                       found: dict[str, Any]) -> bool:
+        """18.2, 18.7: the values of slots the node does not collect, from the words its own
+        values did not take, into `found`; whether a typed value (not an enum member) was
+        among them: the answer was then that value, no free text ("my date of birth is
+        1984-07-12" at the address node), while a member is heard beside it ("요즘 무릎이
+        아파서요" tells the day and the health)."""
+        typed = False
+        spaced, raw = heard.content, heard.raw
+        for value in found.values():  # the words that filled a slot of the node are taken
+            if isinstance(value, str) and value:
+                spaced = spaced.replace(normalise(value), " ")
+                raw = raw.replace(value, " ")
+        collected = node.collect_slots if node is not None else ()
+        for index in self._off_node:
+            if index in collected or not self._scope.off_node(index, node, spaced):
+                continue
+            value = self._read_named(index, spaced, raw)
+            if value is None and index in self._patterned:
+                value = self._patterned[index].read(raw)
+            elif value is None and item_kind(self.program.slots[index]) in _NUMERIC_TYPES:
+                value = pick_number(lex.numbers(spaced.split()), self.program.slots[index])
+            elif value is None and item_kind(self.program.slots[index]) in ir.TEMPORAL_KINDS:
+                value = self._read_temporal(self.program.slots[index], raw)
+            if value is not None:
+                found[self.program.slots[index].name] = value
+                typed = typed or index not in self._enums
+        return typed
+
+    def _bare_answer(self, raw: str, collected: tuple[int, ...]) -> dict[str, Any]:
+        """A value of the node's own slot said as a question ("riverside?", "delivery?")."""
+        answer = raw.strip().rstrip("?？ ")
+        if not answer or len(answer.split()) > 3:
+            return {}
+        for index in collected:
+            slot = self.program.slots[index]
+            if index in self._enums and slot.value_type != "list":
+                value = self._enums[index].names_whole(normalise(answer))
+            elif index in self._patterned:
+                value = self._patterned[index].read(answer)
+            else:
+                continue
+            if value is not None:
+                return {slot.name: value}
+        return {}
 
     def _read_collected(self, index: int, heard: _Heard, act: str) -> Any:
         slot = self.program.slots[index]

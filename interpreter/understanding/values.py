@@ -17,7 +17,13 @@ from .text import normalise, span_negated
 
 
 class EnumReader:
-    """An enum slot's synonyms and member names as one alternation, longest first."""
+    """An enum slot's synonyms and member names as one alternation, longest first.
+
+    Polarity (SPEC 18.1): a synonym the utterance negates ("먹었" in "안 먹었어", "delivery"
+    in "I don't want delivery") does not name its member; a synonym written negated ("안 먹",
+    "not yet") matches only negated forms, however spaced ("안먹었어", "먹지 않았어"). Among
+    the members named, the longest synonym wins, then the first said (see README). An utterance
+    holding one of a member's `not_synonyms` (18.5) never names that member."""
 
     def __init__(self, slot: ir.Slot):
         members = list(slot.values)
@@ -32,35 +38,101 @@ class EnumReader:
                     continue
                 size = len(spaced.replace(" ", ""))
                 alternatives.setdefault(lex.synonym_regex(spaced), (spaced[0], member, False, size))
-                stem = lex.negatable_stem(spaced)
-                if stem:
-                    negated = lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)"
-                    alternatives.setdefault(negated, (stem[0], member, True, size))
-        ordered = sorted(alternatives.items(), key=lambda item: -item[1][3])
-        self.regex = re.compile(lex.guarded([f"({regex})" for regex, _ in ordered],
+                for regex, first in _polar_forms(spaced):
+                    alternatives.setdefault(regex, (first, member, regex.startswith("!"), size))
+        # longest first; at one size a reading spelt negated ("먹지 않") after the others, so
+        # the negated synonym's own reading of the same words ("안 먹" of not_yet) is tried first
+        ordered = sorted(alternatives.items(), key=lambda item: (-item[1][3],
+                                                                  item[0].startswith("!")))
+        self.regex = re.compile(lex.guarded([f"({regex.lstrip('!')})" for regex, _ in ordered],
                                          {reading[0] for _, reading in ordered}))
         self.readings = [reading[1:] for _, reading in ordered]
+        self.excluded = {member: re.compile("|".join(lex.compact_regex(normalise(p))
+                                                     for p in phrases if normalise(p)))
+                         for member, phrases in slot.not_synonyms.items()
+                         if any(normalise(p) for p in phrases)}
 
     def read_all(self, spaced: str) -> list[str]:
         """Every member `spaced` names, in order (the items of a list slot, SPEC 8.2)."""
         found: list[str] = []
         for match in self.regex.finditer(spaced):
             member, negated, _ = self.readings[match.lastindex - 1]
-            if not negated and not span_negated(spaced, match.start(), match.end()) \
-                    and member not in found:
+            if not negated and not _negated(spaced, match) and member not in found \
+                    and not self._excluded(member, spaced):
                 found.append(member)
         return found
 
     def read(self, spaced: str) -> str | None:
-        """The member `spaced` names (the longest synonym wins), or None."""
+        """The member `spaced` names (the longest synonym wins, then the first), or None."""
+        found = self.read_span(spaced)
+        return found[0] if found else None
+
+    def read_span(self, spaced: str) -> tuple[str, int, int] | None:
+        """The member `spaced` names and where its synonym stands, or None."""
         best_size, best = 0, None
         for match in self.regex.finditer(spaced):
             member, negated, size = self.readings[match.lastindex - 1]
             if negated or span_negated(spaced, match.start(), match.end()):
                 member = self.flip.get(member)
-            if member is not None and size > best_size:
-                best_size, best = size, member
+            elif spaced.isascii() and _clause_negated(spaced, match.start()):
+                member = None  # "I haven't decided on delivery" says neither member
+            if member is not None and size > best_size and not self._excluded(member, spaced):
+                best_size, best = size, (member, match.start(), match.end())
         return best
+
+    def names_whole(self, spaced: str) -> str | None:
+        """The member when `spaced` is nothing but one of its synonyms ("riverside" of
+        "riverside?", SPEC 18.6), else None."""
+        found = self.read_span(spaced)
+        return found[0] if found and found[1] == 0 and found[2] == len(spaced) else None
+
+    def _excluded(self, member: str, spaced: str) -> bool:
+        exclusion = self.excluded.get(member) if self.excluded else None
+        return exclusion is not None and exclusion.search(spaced) is not None
+
+
+def _polar_forms(spaced: str) -> list[tuple[str, str]]:
+    """The other spellings of a synonym's polarity, each with its first character: a
+    positive verb synonym negated by "-지 않" (marked "!": that reading is negated); a
+    negated one ("안 먹", "못 먹") also as "먹지 않", "먹지 못" (a positive reading)."""
+    if spaced.isascii():
+        return []
+    head, _, rest = spaced.partition(" ") if spaced[:1] in lex.NEGATION_PREFIX else ("", "", "")
+    if head in lex.NEGATION_PREFIX and rest:
+        stem = rest.replace(" ", "")
+        return [(lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못)", stem[0])]
+    if spaced[:1] in lex.NEGATION_PREFIX and len(spaced) > 1 and " " not in spaced:
+        return []  # "안먹": its regex already matches "안 먹" (Korean ignores spacing)
+    stem = lex.negatable_stem(spaced)
+    if stem:
+        return [("!" + lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)", stem[0])]
+    return []
+
+
+def _negated(spaced: str, match: re.Match) -> bool:
+    """Whether the words around a synonym negate it: next to it (`span_negated`), or, in
+    English, a negating verb earlier in its clause ("I don't think I want delivery")."""
+    start, end = match.span()
+    if span_negated(spaced, start, end):
+        return True
+    return spaced.isascii() and _clause_negated(spaced, start)
+
+
+def _clause_negated(spaced: str, start: int) -> bool:
+    words = spaced[:start].split()
+    for word in reversed(words):
+        if word in _CLAUSE_BREAKS:
+            return False
+        if word in _CLAUSE_NEGATORS:
+            return True
+    return False
+
+
+_CLAUSE_BREAKS = frozenset(("but", "and", "so", "because", "then", "though", "or", "yes",
+                            "yeah", "actually"))
+_CLAUSE_NEGATORS = frozenset(("not", "never", "dont", "didnt", "doesnt", "cant", "cannot",
+                              "couldnt", "wont", "wouldnt", "havent", "hasnt", "hadnt", "isnt",
+                              "arent", "wasnt", "werent", "shouldnt"))
 
 
 class PatternReader:
