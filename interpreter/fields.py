@@ -66,6 +66,8 @@ TEXT_KINDS = frozenset({"string", "email"})  # what `contains` applies to
 # SPEC 14.1: dates (YYYY-MM-DD) and times (HH:MM), stored as text that orders as they do; a
 # date literal may also be TODAY, the day of the turn.
 TEMPORAL_KINDS = frozenset({"date", "time"})
+# SPEC 14.2: the text normalisations a string slot may declare, applied in written order.
+NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
 TODAY: dict[str, int] = {"today": 0}  # the IR literal of "today" (a mapping: never a date)
 _ISO_DATE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
 _HH_MM = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")

@@ -60,7 +60,7 @@ from . import MagoError
 from . import patterns
 from .fields import (  # noqa: F401
     ACTS, BUILTIN_SKILLS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,
-    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
+    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, NORMALIZERS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
     NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS, SAFETY_CATEGORIES,
     SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE, TEMPORAL_KINDS, TEXT_KINDS, TODAY,
     VALUE_TYPES, FieldType, Intent, Line, Lines, SafetyPattern, SafetyRule, SkillDecl, SkillField,
@@ -68,12 +68,8 @@ from .fields import (  # noqa: F401
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (SPEC 8), response variants (SPEC 9);
-# 5: understanding (SPEC 13), declared skills and the designer's language (SPEC 14: set,
-# conditional lines, labels, normalize); 6: date and time slots, their bounds, the date order
-# and timezone, the literal TODAY (SPEC 14.1), and slot values in context (SPEC 18): a
-# slot's none_value, affirm_value, deny_value, not_synonyms, named routes; all trailing
-# defaults of their records
+FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (8), variants (9); 5: understanding (13),
+# skills and the designer's language (14); 6: dates and times (14.1), values in context (18)
 OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
@@ -126,8 +122,6 @@ class Slot(_Record, frozen=True):
 # SPEC 14.5, 17.20: how a `set` assignment computes the slot's new value.
 SET_LITERAL, SET_COPY, SET_ADD = 0, 1, 2
 SET_KINDS = ("literal", "copy", "add")
-# SPEC 14.2: the text normalisations a string slot may declare, applied in written order.
-NORMALIZERS = ("trim", "lower", "upper", "collapse_spaces", "remove_spaces")
 
 
 class Transition(_Record, frozen=True):

@@ -170,7 +170,7 @@ def test_the_tally_agrees_with_a_recount_in_any_batches(drawn):
 def test_every_source_agrees_with_a_recount(drawn):
     """The same events through a JSON-lines file, a SQLite store's table, and as `Event`s
     (the memory store's): one report each, all equal to the recount."""
-    from interpreter.stores.sqlite_store import INSERT_EVENT, SCHEMA
+    from interpreter.stores.sqlite_sql import INSERT_EVENT, SCHEMA
 
     events, after, since, _ = drawn
     now = max(e["time"] for e in events) + after

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ class Ctx:
     node: ir.Node
 
 
-@lru_cache(maxsize=None)
+@cache
 def nlu_of(name: str) -> tuple[ir.Program, RulesNLU]:
     result = check_file(str(ROOT / "scenarios" / f"{name}.json"))
     assert not result.errors, result.diagnostics

@@ -211,7 +211,7 @@ def sqlite_events(path: str, since: float | None) -> Iterator[list[ReportEvent]]
     batches read in one read transaction (one snapshot, however long the report takes)."""
     import sqlite3
 
-    from ..stores.sqlite_store import ANY_DELETED, READ_EVENTS, READ_EVENTS_KEPT
+    from ..stores.sqlite_sql import ANY_DELETED, READ_EVENTS, READ_EVENTS_KEPT
 
     if not os.path.exists(path):
         raise SourceError(f"no sqlite store {path}; give the file of `mgi serve --store`")

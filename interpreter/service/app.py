@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from .. import __version__
+from .. import MagoError, __version__
 from ..graph import RENDERERS
 from ..ir import SAFETY_REASON
 from ..loader import Runtime
@@ -62,7 +62,7 @@ EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SI
 CLIENT_GONE = 499  # the log's status of a request whose client left before its answer
 
 
-class ClientGone(Exception):
+class ClientGone(MagoError):
     """The client closed its connection while its request was worked on."""
 
 

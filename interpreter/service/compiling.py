@@ -47,7 +47,7 @@ class Busy(MagoError):
     """The compile queue of this worker is full."""
 
 
-class Stopping(Exception):
+class Stopping(MagoError):
     """The server is stopping: the compile was killed, or not started."""
 
 

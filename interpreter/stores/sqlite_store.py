@@ -66,6 +66,9 @@ from urllib.parse import parse_qsl
 
 from ..state import DialogueState, decode_state, encode_state
 from .records import DEFAULT_TTL, Stored, StoreError, StoreURLError, VersionConflict
+from .sqlite_sql import (
+    SCHEMA, HEALTH, GET, CREATE, UPDATE, DELETE, SWEEP, INSERT_EVENT, READ_DELETED, DELETE_EVENTS, FIND_DELETED, EXPIRE_EVENTS,
+    PURGE_BATCH, COUNT, PUT_IR, GET_IR, KEEP_IR, EXPIRE_IRS, FORGET_KEPT)
 
 BUSY_SECONDS = 5.0  # how long the thread path waits for another process's write lock
 SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are setting up
@@ -79,71 +82,6 @@ CUT_SECONDS = 1.0  # ... this late, which cuts the WAL back if it is over WAL_LI
 IDENTITY_SECONDS = 1.0  # how often a write checks that the file is still the one opened
 SYNCHRONOUS = ("normal", "full")
 BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-# No index on expires_at: it would be one more page written by every put, for a sweep that
-# runs once a minute in a worker thread (a scan of the table).
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
-    "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS ir_blobs (hash TEXT PRIMARY KEY, blob BLOB NOT NULL)",
-    # a table of its own rather than a column: files made before it keep working
-    "CREATE TABLE IF NOT EXISTS ir_kept (hash TEXT PRIMARY KEY, until REAL NOT NULL)",
-    # analytics (SPEC 16): one row per event, appended in the order written. No index on
-    # session_id: it would be one more page written by every turn (measured: +60% on the
-    # put of a group commit), for a DELETE of a session that is rare; a deleted session is
-    # listed in events_deleted (with the last row id it may own) and its rows purged by the
-    # next sweep, in a worker thread; readers skip them meanwhile.
-    "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, "
-    "time REAL NOT NULL, data BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS events_deleted (session_id TEXT PRIMARY KEY, "
-    "upto INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS health (id INTEGER PRIMARY KEY, at REAL NOT NULL)",
-)
-HEALTH = "REPLACE INTO health (id, at) VALUES (1, ?)"  # the write `/readyz` tries
-GET = ("SELECT data, version, updated_at, expires_at FROM sessions "
-       "WHERE id = ? AND expires_at > ?")
-# The compare-and-set is one statement: SQLite takes the write lock when a writing statement
-# starts, so the version it compares is the newest. A create also takes over an expired row.
-CREATE = ("INSERT INTO sessions (id, version, data, updated_at, expires_at) "
-          "VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET version = 1, "
-          "data = excluded.data, updated_at = excluded.updated_at, "
-          "expires_at = excluded.expires_at WHERE sessions.expires_at <= ?")
-UPDATE = ("UPDATE sessions SET version = version + 1, data = ?, updated_at = ?, expires_at = ? "
-          "WHERE id = ? AND version = ? AND expires_at > ?")
-DELETE = "DELETE FROM sessions WHERE id = ?"
-SWEEP = "DELETE FROM sessions WHERE expires_at <= ?"
-INSERT_EVENT = "INSERT INTO events (session_id, time, data) VALUES (?, ?, ?)"
-# `mgi report` reads the events a batch at a time, the rows after the last one read, joined
-# by SQLite into one JSON array body (no Python object per row); the rows of a deleted
-# session not purged yet are left out (the second form, used while there are any).
-READ_EVENTS = ("SELECT max(id), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT id, data "
-               "FROM events WHERE id > ? AND time >= ? ORDER BY id LIMIT ?)")
-READ_EVENTS_KEPT = ("SELECT max(id), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT e.id, "
-                    "e.data FROM events AS e WHERE e.id > ? AND e.time >= ? AND NOT EXISTS ("
-                    "SELECT 1 FROM events_deleted AS d WHERE d.session_id = e.session_id "
-                    "AND e.id <= d.upto) ORDER BY e.id LIMIT ?)")
-READ_DELETED = "SELECT session_id, upto FROM events_deleted"
-ANY_DELETED = "SELECT count(*) FROM events_deleted"
-DELETE_EVENTS = ("INSERT INTO events_deleted (session_id, upto) VALUES (?, (SELECT "
-                 "coalesce(max(id), 0) FROM events)) ON CONFLICT (session_id) DO UPDATE SET "
-                 "upto = excluded.upto")
-FIND_DELETED = ("SELECT e.id FROM events AS e JOIN events_deleted AS d "
-                "ON e.session_id = d.session_id AND e.id <= d.upto")
-# Rows are written in time order, so the expired ones are the rows before the first young one
-# (found walking the primary key from its start, never a scan of the whole table), removed
-# `PURGE_BATCH` at a time so that no write transaction holds the lock for long.
-EXPIRE_EVENTS = ("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < coalesce("
-                 "(SELECT id FROM events WHERE time >= ? ORDER BY id LIMIT 1), "
-                 "(SELECT max(id) + 1 FROM events), 0) ORDER BY id LIMIT ?)")
-PURGE_BATCH = 2000
-COUNT = "SELECT count(*) FROM sessions WHERE expires_at > ?"
-PUT_IR = "INSERT OR IGNORE INTO ir_blobs (hash, blob) VALUES (?, ?)"
-GET_IR = "SELECT blob FROM ir_blobs WHERE hash = ?"
-KEEP_IR = ("INSERT INTO ir_kept (hash, until) VALUES (?, ?) ON CONFLICT (hash) DO UPDATE "
-           "SET until = max(until, excluded.until)")
-EXPIRE_IRS = "DELETE FROM ir_blobs WHERE hash IN (SELECT hash FROM ir_kept WHERE until <= ?)"
-FORGET_KEPT = "DELETE FROM ir_kept WHERE until <= ?"
-
 
 def parse_url(url: str) -> tuple[str, str]:
     """`sqlite:PATH[?synchronous=normal|full]` -> (path, synchronous)."""

@@ -130,7 +130,8 @@ class Scope:
         own = self.kinds[index]
         if own is None:
             return False
-        if self.names[index] is not None and self.names[index].search(spaced) is not None:
+        named = self.names[index]
+        if named is not None and named.search(spaced) is not None:
             return True
         if node is None or own in _NAMED_ONLY:
             return False

@@ -92,7 +92,7 @@ def write_file(path: Path, count: int) -> None:
 
 
 def write_sqlite(path: Path, count: int) -> None:
-    from interpreter.stores.sqlite_store import INSERT_EVENT, SCHEMA
+    from interpreter.stores.sqlite_sql import INSERT_EVENT, SCHEMA
 
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
