@@ -57,8 +57,7 @@ demo-pharmacy: $(STAMP) build/pharmacy_refill.ir
 		--output-level compact
 	@echo "Call the refill line yourself:  $(BIN)/python scenarios/pharmacy_refill.receiver.py --demo $(BIN)/mgi run build/pharmacy_refill.ir --webhooks live --output-level detailed"
 
-# The service on this machine only, sessions in build/mago-sessions.db (README "Running the
-# service"); the webhooks of the shipped scenarios call the receivers of scenarios/*.receiver.py
+# The service on this machine only, sessions in build/mago-sessions.db (docs/guides/deploying.md); the webhooks of the shipped scenarios call the receivers of scenarios/*.receiver.py
 # on their default ports unless the variables are set; Ctrl-C stops it.
 serve: $(STAMP) $(IRS)
 	ORDER_WEBHOOK_URL=$${ORDER_WEBHOOK_URL:-http://127.0.0.1:8090/orders/status} \

@@ -20,7 +20,7 @@ from typing import Any, overload
 ERROR = "error"
 WARNING = "warning"
 
-# code -> (severity, short title used in the README table and `mgc schema`)
+# code -> (severity, short title used in the docs' diagnostics table and `mgc schema`)
 CATALOGUE: dict[str, tuple[str, str]] = {
     "E001": (ERROR, "not valid JSON"),
     "E002": (ERROR, "top level is not an object, or is empty"),
@@ -158,7 +158,7 @@ def printable(text: str | None) -> str | None:
 # Did-you-mean. A suggestion is the known name most similar to the unknown one by difflib's
 # ratio (at least SIMILARITY: the answer of `difflib.get_close_matches(name, known, 1, 0.6)`),
 # else the known name equal to it ignoring case. Comparing every unknown name with every known
-# one is quadratic, so the work is bounded per lookup and per kind of name (README, "Diagnostics"):
+# one is quadratic, so the work is bounded per lookup and per kind of name (docs/guides/checking.md, "Diagnostics"):
 SIMILARITY = 0.6
 MAX_COMPARED = 32  # the names of a compatible length are all compared when at most this
 #                    many (then the answer is exactly difflib's over the whole pool) ...

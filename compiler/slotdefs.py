@@ -57,7 +57,7 @@ def report(diags: Diagnostics, code: str, where: str, slot, problems: list[tuple
         diags.report(code, message, where + (f"/{key}" if key else ""),
                      at_key=key.startswith(("synonyms/", "labels/", "not_synonyms/")),
                      hint=hint[0] if hint else
-                     f"see the slot table in the README for '{slot.value_type}' slots")
+                     f"see the slot table in docs/concepts/language.md for '{slot.value_type}' slots")
 
 
 def language_problems(slot: SlotDef) -> list[tuple]:

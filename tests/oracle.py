@@ -33,7 +33,7 @@ Where SPEC is silent and the implementation had to be read (each is marked `IMPL
   resolved by the next understood turn before the turn's own values are offered (affirm
   stores, deny keeps, any other understood act drops the offer); silence and null leave it
   pending; a second `confirm` conflict while one is pending is dropped.
-- `gate:confirmation` (README): on the turn a confirmation is raised the node holds, after
+- `gate:confirmation` (docs/concepts/tasks.md): on the turn a confirmation is raised the node holds, after
   the min_turns and required-slot gates and, like them, not when the turn limit is reached.
 - `system.fallback_exhausted` is true on the turn where a silent or not-understood input
   found the budget spent (it is recomputed every turn, not latched), and the retry counter
@@ -50,7 +50,7 @@ Where SPEC is silent and the implementation had to be read (each is marked `IMPL
   should not give skill nodes a tiny `timeout_ms` when they compare.)
 - global transition labels: `global:NAME` when the name is a non-empty string, else
   `global[i]`.
-- tier `idle` (README "Progressive tasks"): on a turn the fallback policy would re-prompt,
+- tier `idle` (docs/concepts/tasks.md): on a turn the fallback policy would re-prompt,
   the global transitions whose condition reads `system.idle_seconds` are tried first (in
   order, not one to the current node), on the turn's facts with the budget not spent; one
   that holds moves (after a long pause the first words, understood or not, end the task).
@@ -109,7 +109,7 @@ WEATHER_LOCATIONS = {"서울", "부산", "대구", "광주", "제주", "seoul", 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
 
-PATTERN_VALUE_LIMIT = 500  # README "Regular expressions": longer values are never matched
+PATTERN_VALUE_LIMIT = 500  # docs/concepts/language.md, "Regular expressions": longer values are never matched
 
 
 @dataclass(frozen=True)
@@ -634,7 +634,7 @@ class Oracle:
             return self._after(new, here, kind, target, "safety:" + safety, facts(False))
         if fallback and retries < params["retries"]:  # step 4: re-prompt, unless a pause decides
             seen = facts(state["turn_limit"], exhausted=False)
-            for i, rule in enumerate(self.globals):  # IMPL (README): tier `idle`
+            for i, rule in enumerate(self.globals):  # IMPL (docs/concepts/tasks.md): tier `idle`
                 if rule["target"] != here and self.reads_idle(rule) \
                         and evaluate(rule["condition"], seen):
                     self.set_of_route(new, here, _label(rule, i))

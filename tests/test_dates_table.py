@@ -1,7 +1,7 @@
 """The held-out tables of dates, times and number words (tests/data/dates/*.tsv, SPEC 14.1,
 17.18), read as a turn reads them: the rules NLU of a one-slot program at a node collecting
 the slot, then the slot's check with its bounds, on a fixed clock (2026-12-01, a Tuesday).
-Each row is its own case; the pass counts per language are printed by `-rA` or the README."""
+Each row is its own case; the pass counts per language are printed by `-rA` or docs/concepts/language.md."""
 
 from __future__ import annotations
 

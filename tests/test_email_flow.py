@@ -345,7 +345,7 @@ STATE = {
     "timeout": "Timeout",
     None: "[*]",  # the session ended
 }
-# Seed 004 3.2, arrow by arrow, with the transcript that takes it (README: how each is built).
+# Seed 004 3.2, arrow by arrow, with the transcript that takes it (docs/concepts/tasks.md: how each is built).
 ARROWS = {
     ("[*]", "Idle"): ("초기 상태", "email_seven_turns"),
     ("Idle", "Collecting"): ("작업 시작 감지", "email_seven_turns"),

@@ -1,4 +1,4 @@
-"""The interpreter's rooms and the one way its imports run (README "Layout").
+"""The interpreter's rooms and the one way its imports run (docs/internals/layout.md).
 
 The core is every module at the top of `interpreter/`; every subpackage is a room whose
 `__init__` says what kind it is (`ROOM = "plug-in"`, `"store"` or `"tool"`) and which of its

@@ -1,6 +1,6 @@
 """`mgc` as a user runs it: a separate process, exit codes, stderr, files on disk.
 
-The contract (SPEC section 3, README): exit 0 without errors (warnings allowed), 1 with errors
+The contract (SPEC section 3, docs/guides/checking.md): exit 0 without errors (warnings allowed), 1 with errors
 (or warnings under --strict), 2 for usage and I/O problems; every failure is diagnostics or
 one clear line on stderr, never a traceback, whatever the input.
 """

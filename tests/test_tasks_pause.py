@@ -1,4 +1,4 @@
-"""Two rules of the task turn that seed 004's flow depends on (README "Progressive tasks"):
+"""Two rules of the task turn that seed 004's flow depends on (docs/concepts/tasks.md):
 
 - a global transition that reads `system.idle_seconds` is tried before the fallback policy
   (tier `idle`): the first words after a long pause, understood or not, never keep a stale

@@ -45,7 +45,7 @@ def add_serve_parser(commands: Any, add_common: Any) -> None:
 
 
 def add_limit_options(serve: argparse.ArgumentParser) -> None:
-    """SPEC 11.1: the limits a server open to strangers keeps (README "Limits, keys and
+    """SPEC 11.1: the limits a server open to strangers keeps (docs/guides/deploying.md, "Limits, keys and
     logs" gives each default)."""
     limits = serve.add_argument_group("limits (SPEC 11.1)")
     for flag, kind, default, text in (

@@ -10,7 +10,7 @@ whether a stored value fits a slot's bounds (`min`/`max` as ISO, `HH:MM`, `"toda
 The reader is a small grammar of regular expressions over the forms of SPEC 14.1 (ISO, numeric
 in the date order, month names, ordinal and number words, Korean 년/월/일 with Sino-Korean
 numerals, relative days and weekdays, "N days ago", "3일 후"). `dateparser` was measured for it
-first (see the README): it finds no date inside a sentence, misses 모레, 글피 and 다음 주 화요일,
+first (see docs/concepts/language.md): it finds no date inside a sentence, misses 모레, 글피 and 다음 주 화요일,
 reads "the 45th of March" as 2045-03-01, and costs 173 ms to import, 330 ms on its first call
 and 18 MB; on the held-out tables it read 60/75 English and 40/71 Korean dates.
 Only a scenario with a date or time slot imports this module (and an English scenario with a

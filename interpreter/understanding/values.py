@@ -22,7 +22,7 @@ class EnumReader:
     Polarity (SPEC 18.1): a synonym the utterance negates ("먹었" in "안 먹었어", "delivery"
     in "I don't want delivery") does not name its member; a synonym written negated ("안 먹",
     "not yet") matches only negated forms, however spaced ("안먹었어", "먹지 않았어"). Among
-    the members named, the longest synonym wins, then the first said (see README). An utterance
+    the members named, the longest synonym wins, then the first said (see docs/concepts/understanding.md). An utterance
     holding one of a member's `not_synonyms` (18.5) never names that member."""
 
     def __init__(self, slot: ir.Slot):
