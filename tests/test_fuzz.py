@@ -607,7 +607,7 @@ def test_pharmacy_refill_holds_every_property_its_webhook_answering_in_some_conv
     entered = data["coverage"]["nodes"]["entered"]
     assert data["coverage"]["nodes"]["uncovered"] == [] and entered["done"] > 0
     fired = data["coverage"]["transitions"]["fired"]
-    assert fired["submit_refill next_nodes[0]"] > 0 and fired["submit_refill default_next"] > 0
+    assert fired["submit_refill next:sent"] > 0 and fired["submit_refill default_next"] > 0
 
 
 def test_order_lookup_enters_its_success_node_with_the_stand_in_answer(tmp_path):
@@ -648,4 +648,4 @@ def test_a_counterexample_through_an_answering_webhook_scripts_it_and_replays(tm
     # the same path: through the answered submission into done, failing at the last step only
     assert [s["passed"] for s in steps] == [True] * (len(steps) - 1) + [False]
     assert steps[-1]["turn"]["next_node"] == "done"
-    assert steps[-1]["turn"]["passed"] == [{"node": "submit_refill", "reason": "next_nodes[0]"}]
+    assert steps[-1]["turn"]["passed"] == [{"node": "submit_refill", "reason": "next:sent"}]
