@@ -198,7 +198,9 @@ def test_detailed_shows_nlu_slots_policy_and_the_trace(senimate):
     assert "  policy: fallback no_input (re-prompt 1 of 2)" in out
     assert "  turn 3 · daily_life_check stays (fallback:no_input)" in out
     assert '  slot stored: meal_status = "skipped"' in out  # users over-answer (SPEC 6.2)
-    assert '  slots: {"meal_status": "skipped"}' in out
+    # SPEC 18.2: the node's free-text slot takes the words no value of that node took (the
+    # meal is another node's slot), so the day is told too
+    assert '  slots: {"meal_status": "skipped", "daily_life": "밥은 건너뛰었어요"}' in out
     assert "nlg input" not in out
 
 
