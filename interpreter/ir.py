@@ -60,11 +60,12 @@ from . import MagoError
 from . import patterns
 from .fields import (  # noqa: F401
     ACTS, BUILTIN_SKILLS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,
-    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, NORMALIZERS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
-    NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS, SAFETY_CATEGORIES,
-    SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE, TEMPORAL_KINDS, TEXT_KINDS, TODAY,
-    VALUE_TYPES, FieldType, Intent, Line, Lines, SafetyPattern, SafetyRule, SkillDecl, SkillField,
-    SlotSet, SourceEntry, _name, _shown, check_condition, field_types, fits_int64, operator_applies)
+    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
+    NORMALIZERS, NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
+    SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
+    TEMPORAL_KINDS, TEXT_KINDS, TODAY, VALUE_TYPES, FieldType, Intent, Line, Lines,
+    SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry, _name, _shown,
+    check_condition, field_types, fits_int64, operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"

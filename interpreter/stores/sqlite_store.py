@@ -67,8 +67,9 @@ from urllib.parse import parse_qsl
 from ..state import DialogueState, decode_state, encode_state
 from .records import DEFAULT_TTL, Stored, StoreError, StoreURLError, VersionConflict
 from .sqlite_sql import (
-    SCHEMA, HEALTH, GET, CREATE, UPDATE, DELETE, SWEEP, INSERT_EVENT, READ_DELETED, DELETE_EVENTS, FIND_DELETED, EXPIRE_EVENTS,
-    PURGE_BATCH, COUNT, PUT_IR, GET_IR, KEEP_IR, EXPIRE_IRS, FORGET_KEPT)
+    SCHEMA, HEALTH, GET, CREATE, UPDATE, DELETE, SWEEP, INSERT_EVENT, READ_DELETED,
+    DELETE_EVENTS, FIND_DELETED, EXPIRE_EVENTS, PURGE_BATCH, COUNT, PUT_IR, GET_IR, KEEP_IR,
+    EXPIRE_IRS, FORGET_KEPT)
 
 BUSY_SECONDS = 5.0  # how long the thread path waits for another process's write lock
 SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are setting up

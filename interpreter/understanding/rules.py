@@ -75,7 +75,7 @@ from typing import Any, NamedTuple
 from .. import ir, patterns
 from . import lexicon as lex
 from . import morph
-from .acts import ActReading, classify_act  # noqa: F401 (ActReading: public)
+from .acts import classify_act
 from .evidence import LemmaIndex
 from .nlu import AMBIGUOUS, BELOW_THRESHOLD, Candidate, NLUResult
 from .similarity import ExampleIndex, example_stem, negations, stem_index, word_negated
