@@ -8,8 +8,9 @@ E113 is: an undeclared skill on a node, an undeclared or missing required argume
 declaration of an unknown kind or value type, and an invalid webhook: a URL that is neither
 http(s) nor a whole `${NAME}` form, a `${` in any other form (a typo would be sent as text),
 a budget over 30 s, negative retries, `params.timeout_ms` on a webhook node (its budget is
-`timeout_seconds`, SPEC 17.9). `api_problems` adds what only a scenario posted to the API may
-not do (`${NAME}` at all, SPEC 17.9); the service calls it.
+`timeout_seconds`, SPEC 17.9). What only a scenario posted to the API may not do (`${NAME}` at
+all, an internal host: SPEC 15, 17.9) is the service's check (`interpreter/service/webhooks.py`),
+made on the posted text before it is compiled.
 """
 
 from __future__ import annotations
@@ -182,24 +183,6 @@ def argument_fields(name: str, decl: SkillDef | None) -> dict[str, bool]:
     if decl is None:
         return {f.name: f.required for f in ir.BUILTIN_SKILLS[name].arguments}
     return {arg: bool(spec.required) for arg, spec in decl.arguments.items() if spec is not None}
-
-
-def api_problems(program: ir.Program) -> list[tuple[str, str]]:
-    """(pointer, message) for what a scenario posted to the API may not hold: a `${NAME}` in
-    a webhook's url or headers (the server's environment is not the poster's, SPEC 17.9)."""
-    found = []
-    for decl in program.skills:
-        if decl.kind != "webhook":
-            continue
-        if ENV_FORM.fullmatch(decl.url):
-            found.append((join("/skills", decl.name, "url"),
-                          f"webhook '{decl.name}' url reads the server's environment"))
-        for header, value in decl.headers:
-            if ENV_FORM.fullmatch(value):
-                found.append((join("/skills", decl.name, "headers", header),
-                              f"webhook '{decl.name}' header '{header}' reads the server's "
-                              "environment"))
-    return found
 
 
 # --- IR -------------------------------------------------------------------------------------
