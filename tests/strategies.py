@@ -345,7 +345,8 @@ def _list_definition(draw) -> dict:
     `on_conflict` (`append` by default)."""
     items = _choose(draw, ITEM_TYPES)
     slot = _slot_definition(draw, items)
-    slot.pop("on_conflict", None)
+    for key in ("on_conflict", "affirm_value", "deny_value", "none_value"):  # not on a list
+        slot.pop(key, None)
     slot.update(value_type="list", items=items)
     if _one_in(draw, 3):
         slot["min_items"] = _int(draw, 0, 2)
