@@ -372,14 +372,15 @@ class ServiceApp:
                            compiled.diagnostics)
         await self.registry.add(compiled.runtime, compiled.blob)
         return await self._create(request, compiled.runtime, compiled.runtime.program.name,
-                                  body, inline=True)
+                                  body, inline=compiled.blob)
 
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
-                      inline: bool = False) -> tuple:
+                      inline: bytes | None = None) -> tuple:
         await self.registry.touch(runtime.ir_hash)  # kept in the store while sessions use it
         answer = await self.sessions.create(runtime, name, body, inline)
         self.cap.created()
-        self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()
+        self.metrics.sessions.labels(INLINE_LABEL if inline is not None
+                                     else self.label(name)).inc()
         request.note.update(session_id=answer["session_id"], scenario=name)
         return 201, encode(answer), JSON_HEADERS
 
