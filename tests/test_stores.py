@@ -227,6 +227,44 @@ def test_a_sqlite_file_made_before_ir_hash_gains_the_column(tmp_path):
     with_store(f"sqlite:{path}", body)
 
 
+def test_the_session_count_counts_live_sessions_only(store_url):
+    """`--max-sessions` (SPEC 17.7): the count is the live sessions, whatever else the
+    store holds. Before, Redis answered DBSIZE: every key (events, IRs, another program's
+    keys) counted as a session."""
+    async def body(store):
+        now = time.time()
+        await store.put_ir("ir", b"i", 3600)
+        for sid in ("a", "b", "c"):
+            await store.put(sid, b"1", 0, now, events=((now, b"{}"),))
+        await store.put("a", b"2", 1, now)
+        if store.name == "redis":
+            await store._client.set("another:program", b"x")
+        assert await store.count() == 3
+        assert await store.delete("b")
+        assert await store.count() == 2
+    with_store(store_url, body)
+
+
+@needs_redis
+def test_redis_counts_an_expired_session_out_within_a_bucket(redis_server):
+    """A session is counted until at most TTL / COUNT_BUCKETS (here the 1 s floor) after it
+    expired; one turned meanwhile stays counted once."""
+    flush(redis_server.url)
+
+    async def body(store):
+        await store.put("brief", b"1", 0, time.time())
+        await store.put("kept", b"1", 0, time.time())
+        assert await store.count() == 2
+        deadline = time.monotonic() + 10
+        version = 1
+        while await store.count() != 1 and time.monotonic() < deadline:
+            await store.put("kept", b"x", version, time.time())
+            version += 1
+            await asyncio.sleep(0.1)
+        assert await store.count() == 1 and await store.get("brief") is None
+    with_store(redis_server.url, body, ttl=1.0)
+
+
 def test_ping_answers(store_url):
     with_store(store_url, lambda store: store.ping())
 
