@@ -13,6 +13,9 @@ refresh interval per IR and worker, so a turn pays a dict lookup, not a store ca
 store removes it after (SPEC 11.1, 17.7: inline scenarios do not stay compiled forever). A
 session live at time t was touched at most `ttl` before t, and its IR's refresh came at most
 one interval before that, kept `ttl` + one interval: so no live session's IR is removed.
+A session created on an inline IR names it to the store, which removes the blob with the
+delete of its last live session (`Sessions._put_new`); a registered IR's refresh is a put,
+so that such a delete of an identical inline IR cannot take it for long.
 """
 
 from __future__ import annotations

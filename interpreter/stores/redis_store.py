@@ -13,7 +13,10 @@ answer timed out) is answered with that write's version, so a put that succeeded
 reported as a conflict, and another writer's put (a token of its own) never passes for it.
 IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), expiring `keep_for` after their last
 put or touch (SPEC 17.7: the turns that use a blob refresh its TTL; a refresh never shortens
-it; put without `keep_for`, a blob has no expiry). Analytics events
+it; put without `keep_for`, a blob has no expiry); a session created on an inline IR joins
+`mago:ir-users:{hash}` (field `i` of its hash names the IR), and the delete of the last live
+one removes the blob (SPEC 11.1). `mago:session-count` counts the live sessions by bucket of
+their expiry (`count`, SPEC 17.7), kept by the same script as the put. Analytics events
 (SPEC 16) go into a stream per UTC day, `mago:events:{day}`, added by the same script as the
 put that carries them (`EVENTS_SCRIPT`). A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
