@@ -143,20 +143,28 @@ def send_costly(server: ServiceServer) -> socket.socket:
     return sock
 
 
+def costly_under_way(server: ServiceServer) -> tuple[socket.socket, int]:
+    """The compile child started (by a trivial validate), then the costly scenario sent on a
+    raw socket and seen burning CPU in it: (the socket, left open; the child's pid)."""
+    trivial = {"scenario_json": {"metadata": {"name": "tiny"}}}
+    assert server.call("POST", "/dm/v1/session/validate", trivial, timeout=60)[0] == 200
+    child = compile_children(server.process.pid)[0]
+    before = cpu_seconds(child)
+    sock = send_costly(server)
+    if not wait_for(lambda: cpu_seconds(child) > before + 0.5, 30):
+        sock.close()
+        raise AssertionError("no compile ran")
+    return sock, child
+
+
 def test_a_compile_is_killed_when_its_client_leaves_and_its_place_is_free(served_irs):
     """Before: the child went on compiling for the whole limit (here 30 s) for nobody, and
     with a queue of one every other compile was 503 `busy` meanwhile."""
     with ServiceServer([served_irs], extra=["--compile-seconds", "30",
                                             "--compile-queue", "1"]) as running:
         trivial = {"scenario_json": {"metadata": {"name": "tiny"}}}
-        assert running.call("POST", "/dm/v1/session/validate", trivial, timeout=60)[0] == 200
-        child = compile_children(running.process.pid)[0]
-        before = cpu_seconds(child)
-        sock = send_costly(running)
-        try:
-            assert wait_for(lambda: cpu_seconds(child) > before + 0.5, 30), "no compile ran"
-        finally:
-            sock.close()  # the client leaves
+        sock, child = costly_under_way(running)
+        sock.close()  # the client leaves
         assert wait_for(lambda: not alive(child), 5), "the compile child still runs"
         started = time.monotonic()
         status, body, _ = running.call("POST", "/dm/v1/session/validate", trivial, timeout=60)
@@ -208,13 +216,8 @@ def test_a_request_still_running_after_the_grace_period_gets_the_json_envelope(s
     running = ServiceServer([served_irs], extra=["--compile-seconds", "30",
                                                  "--grace-seconds", "1"]).start()
     try:
-        trivial = {"scenario_json": {"metadata": {"name": "tiny"}}}
-        assert running.call("POST", "/dm/v1/session/validate", trivial, timeout=60)[0] == 200
-        child = compile_children(running.process.pid)[0]
-        before = cpu_seconds(child)
-        sock = send_costly(running)
+        sock, _ = costly_under_way(running)
         try:
-            assert wait_for(lambda: cpu_seconds(child) > before + 0.5, 30), "no compile ran"
             running.process.send_signal(signal.SIGTERM)
             answer = read_answer(sock, 15)
         finally:
