@@ -11,6 +11,7 @@ is bounded in count and time.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import threading
 import time
@@ -142,20 +143,28 @@ def send_costly(server: ServiceServer) -> socket.socket:
     return sock
 
 
+def costly_under_way(server: ServiceServer) -> tuple[socket.socket, int]:
+    """The compile child started (by a trivial validate), then the costly scenario sent on a
+    raw socket and seen burning CPU in it: (the socket, left open; the child's pid)."""
+    trivial = {"scenario_json": {"metadata": {"name": "tiny"}}}
+    assert server.call("POST", "/dm/v1/session/validate", trivial, timeout=60)[0] == 200
+    child = compile_children(server.process.pid)[0]
+    before = cpu_seconds(child)
+    sock = send_costly(server)
+    if not wait_for(lambda: cpu_seconds(child) > before + 0.5, 30):
+        sock.close()
+        raise AssertionError("no compile ran")
+    return sock, child
+
+
 def test_a_compile_is_killed_when_its_client_leaves_and_its_place_is_free(served_irs):
     """Before: the child went on compiling for the whole limit (here 30 s) for nobody, and
     with a queue of one every other compile was 503 `busy` meanwhile."""
     with ServiceServer([served_irs], extra=["--compile-seconds", "30",
                                             "--compile-queue", "1"]) as running:
         trivial = {"scenario_json": {"metadata": {"name": "tiny"}}}
-        assert running.call("POST", "/dm/v1/session/validate", trivial, timeout=60)[0] == 200
-        child = compile_children(running.process.pid)[0]
-        before = cpu_seconds(child)
-        sock = send_costly(running)
-        try:
-            assert wait_for(lambda: cpu_seconds(child) > before + 0.5, 30), "no compile ran"
-        finally:
-            sock.close()  # the client leaves
+        sock, child = costly_under_way(running)
+        sock.close()  # the client leaves
         assert wait_for(lambda: not alive(child), 5), "the compile child still runs"
         started = time.monotonic()
         status, body, _ = running.call("POST", "/dm/v1/session/validate", trivial, timeout=60)
@@ -184,5 +193,39 @@ def test_sigterm_during_a_compile_kills_it_and_ends_within_10_s(served_irs):
         posting.join(30)
         assert status == 0 and took < 10, (status, took, running.log()[-2000:])
         assert not alive(child)
+    finally:
+        running.kill()
+
+
+def read_answer(sock: socket.socket, seconds: float) -> bytes:
+    """Everything the server sends until it closes the socket (bounded in time)."""
+    sock.settimeout(seconds)
+    received = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        part = sock.recv(65536)
+        if not part:
+            break
+        received += part
+    return received
+
+
+def test_a_request_still_running_after_the_grace_period_gets_the_json_envelope(served_irs):
+    """SPEC 11 (every answer is the envelope), 17.4. Before: uvicorn cancelled the request
+    and answered `500 Internal Server Error` in plain text."""
+    running = ServiceServer([served_irs], extra=["--compile-seconds", "30",
+                                                 "--grace-seconds", "1"]).start()
+    try:
+        sock, _ = costly_under_way(running)
+        try:
+            running.process.send_signal(signal.SIGTERM)
+            answer = read_answer(sock, 15)
+        finally:
+            sock.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503"), answer[:300]
+        assert b"content-type: application/json" in head.lower()
+        assert json.loads(body)["error"]["code"] == "busy"
+        assert running.process.wait(15) == 0
     finally:
         running.kill()

@@ -154,3 +154,48 @@ def test_redis_ir_blobs_carry_a_ttl_that_turns_refresh(served_irs):
     finally:
         client.close()
         server_redis.stop()
+
+
+def deleted(server: ServiceServer, session_id: str) -> None:
+    assert server.call("DELETE", f"/dm/v1/session/{session_id}")[0] == 204
+
+
+def test_sqlite_delete_of_the_last_session_removes_its_inline_ir_at_once(served_irs,
+                                                                        tmp_path):
+    """Before: after DELETE the IR stayed for the TTL (a day by default)."""
+    db = tmp_path / "s.db"
+    with ServiceServer([served_irs], store=f"sqlite:{db}") as server:
+        first, ir_hash = inline_session(server, "posted_twice")
+        second, same = inline_session(server, "posted_twice")
+        assert same == ir_hash
+        deleted(server, first)
+        assert sqlite_has_ir(db, ir_hash)  # the second session still runs on it
+        talk(server, second)
+        deleted(server, second)
+        assert not sqlite_has_ir(db, ir_hash)
+        third, _ = inline_session(server, "posted_twice")  # posted again: stored again
+        assert sqlite_has_ir(db, ir_hash)
+        talk(server, third)
+
+
+@needs_redis
+def test_redis_delete_of_the_last_session_removes_its_inline_ir_at_once(served_irs):
+    import redis as redis_py
+
+    server_redis = RedisServer().start()
+    client = redis_py.Redis(port=server_redis.port)
+    try:
+        with ServiceServer([served_irs], store=server_redis.url) as server:
+            first, ir_hash = inline_session(server, "posted_twice")
+            second, _ = inline_session(server, "posted_twice")
+            registered = server.call("POST", "/dm/v1/session",
+                                     {"scenario": "clinic_booking"})[1]
+            deleted(server, first)
+            assert client.exists(f"mago:ir:{ir_hash}")
+            deleted(server, second)
+            assert not client.exists(f"mago:ir:{ir_hash}", f"mago:ir-users:{ir_hash}")
+            deleted(server, registered["session_id"])
+            assert client.exists(f"mago:ir:{registered['ir_hash']}")
+    finally:
+        client.close()
+        server_redis.stop()

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from conftest import ROOT, examples
 from redis_server import RedisServer, free_port, needs_redis
 from interpreter.stores import sqlite_store
-from interpreter.stores.records import (Stored, StoreError, StoreURLError, VersionConflict,
+from interpreter.stores.records import (IRGone, Stored, StoreError, StoreURLError, VersionConflict,
                                         open_store)
 
 KINDS = ["memory", "sqlite", pytest.param("redis", marks=needs_redis)]
@@ -153,6 +153,116 @@ def test_an_ir_kept_for_a_while_is_removed_after_unless_touched(store_url):
         await store.put_ir("brief", b"again", 30)  # put anew: kept again
         assert await store.get_ir("brief") == b"again"
     with_store(store_url, body)
+
+
+def test_an_inline_ir_goes_with_the_delete_of_its_last_live_session(store_url):
+    """SPEC 11.1, 17.7: a session created naming its inline IR (`ir_hash`) takes the blob
+    with it when it is deleted and no other live session runs on it; while one does, the
+    blob stays; an expired user does not hold it. Before: it stayed until its TTL."""
+    async def body(store):
+        now = time.time()
+        await store.put_ir("inline", b"i", 3600)
+        await store.put_ir("registered", b"r", 3600)
+        await store.put("a", b"1", 0, now, ir_hash="inline")
+        await store.put("b", b"1", 0, now, ir_hash="inline")
+        await store.put("c", b"1", 0, now)  # a registered scenario's session: not named
+        await store.put("b", b"2", 1, now)  # a turn keeps what the creation recorded
+        assert await store.delete("a")
+        assert await store.get_ir("inline") == b"i"  # b still runs on it
+        assert await store.delete("b")
+        assert await store.get_ir("inline") is None
+        assert await store.delete("c")
+        assert await store.get_ir("registered") == b"r"
+    with_store(store_url, body)
+
+
+def test_a_session_is_not_created_on_an_ir_the_store_no_longer_has(store_url):
+    """The creation that races the last user's delete: `IRGone`, nothing stored; once the
+    blob is put again, it succeeds."""
+    async def body(store):
+        now = time.time()
+        with pytest.raises(IRGone):
+            await store.put("late", b"1", 0, now, ir_hash="gone")
+        assert await store.get("late") is None
+        await store.put_ir("gone", b"g", 3600)
+        assert await store.put("late", b"1", 0, now, ir_hash="gone") == 1
+        assert await store.delete("late")
+        assert await store.get_ir("gone") is None
+    with_store(store_url, body)
+
+
+def test_an_expired_user_does_not_keep_an_inline_ir(store_url):
+    async def body(store):
+        now = time.time()
+        await store.put_ir("inline", b"i", 3600)
+        await store.put("old", b"1", 0, now, ir_hash="inline")
+        await store.put("new", b"1", 0, now, ir_hash="inline")
+        for version in range(1, 8):  # "old" expires (TTL 0.3 s), turns keep "new"
+            await asyncio.sleep(0.1)
+            await store.put("new", b"2", version, time.time())
+        assert await store.get("old") is None
+        assert await store.delete("new")
+        assert await store.get_ir("inline") is None
+    with_store(store_url, body, ttl=0.3)
+
+
+def test_a_sqlite_file_made_before_ir_hash_gains_the_column(tmp_path):
+    """Files of the previous version (sessions without `ir_hash`) open, keep their
+    sessions and take sessions on inline IRs."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                 "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)")
+    conn.execute("INSERT INTO sessions VALUES ('kept', 3, x'01', ?, ?)",
+                 (time.time(), time.time() + TTL))
+    conn.commit()
+    conn.close()
+
+    async def body(store):
+        assert (await store.get("kept")).version == 3
+        await store.put_ir("inline", b"i", 3600)
+        await store.put("new", b"1", 0, time.time(), ir_hash="inline")
+        assert await store.delete("new") and await store.get_ir("inline") is None
+        assert await store.delete("kept")
+    with_store(f"sqlite:{path}", body)
+
+
+def test_the_session_count_counts_live_sessions_only(store_url):
+    """`--max-sessions` (SPEC 17.7): the count is the live sessions, whatever else the
+    store holds. Before, Redis answered DBSIZE: every key (events, IRs, another program's
+    keys) counted as a session."""
+    async def body(store):
+        now = time.time()
+        await store.put_ir("ir", b"i", 3600)
+        for sid in ("a", "b", "c"):
+            await store.put(sid, b"1", 0, now, events=((now, b"{}"),))
+        await store.put("a", b"2", 1, now)
+        if store.name == "redis":
+            await store._client.set("another:program", b"x")
+        assert await store.count() == 3
+        assert await store.delete("b")
+        assert await store.count() == 2
+    with_store(store_url, body)
+
+
+@needs_redis
+def test_redis_counts_an_expired_session_out_within_a_bucket(redis_server):
+    """A session is counted until at most TTL / COUNT_BUCKETS (here the 1 s floor) after it
+    expired; one turned meanwhile stays counted once."""
+    flush(redis_server.url)
+
+    async def body(store):
+        await store.put("brief", b"1", 0, time.time())
+        await store.put("kept", b"1", 0, time.time())
+        assert await store.count() == 2
+        deadline = time.monotonic() + 10
+        version = 1
+        while await store.count() != 1 and time.monotonic() < deadline:
+            await store.put("kept", b"x", version, time.time())
+            version += 1
+            await asyncio.sleep(0.1)
+        assert await store.count() == 1 and await store.get("brief") is None
+    with_store(redis_server.url, body, ttl=1.0)
 
 
 def test_ping_answers(store_url):

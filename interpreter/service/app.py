@@ -57,6 +57,13 @@ PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and
 TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 IR_HASH = re.compile(r"[0-9a-f]{64}")
 ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
+# The answer to a request still running when the grace period ends (uvicorn cancels it, and
+# would answer a plain-text 500): the envelope, and the connection closed after it. A turn
+# may have been saved just before, so the client is told to resend it with its message_id.
+STOPPED_BODY = error_body("busy", "the server stopped before this request finished; resend "
+                                  "it (with the same message_id, a turn is not applied twice)")
+STOPPED_HEADERS = [(b"content-type", b"application/json"), (b"connection", b"close"),
+                   (b"retry-after", b"1")]
 INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
 EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
 CLIENT_GONE = 499  # the log's status of a request whose client left before its answer
@@ -225,6 +232,8 @@ class ServiceApp:
                            traceback=traceback.format_exc())
             status, body = 500, error_body("internal_error", "the server failed on this "
                                                              "request; it is logged")
+        except asyncio.CancelledError:  # the grace period is over (SPEC 17.4): uvicorn
+            status, body, headers = 503, STOPPED_BODY, STOPPED_HEADERS  # would say 500
         headers = headers + self.guards.answer_headers(request, request.path in self.assets)
         await send({"type": "http.response.start", "status": status,
                     "headers": headers + [(b"content-length", str(len(body)).encode())]})
@@ -372,14 +381,15 @@ class ServiceApp:
                            compiled.diagnostics)
         await self.registry.add(compiled.runtime, compiled.blob)
         return await self._create(request, compiled.runtime, compiled.runtime.program.name,
-                                  body, inline=True)
+                                  body, inline=compiled.blob)
 
     async def _create(self, request: Request, runtime: Any, name: str, body: Any,
-                      inline: bool = False) -> tuple:
+                      inline: bytes | None = None) -> tuple:
         await self.registry.touch(runtime.ir_hash)  # kept in the store while sessions use it
         answer = await self.sessions.create(runtime, name, body, inline)
         self.cap.created()
-        self.metrics.sessions.labels(INLINE_LABEL if inline else self.label(name)).inc()
+        self.metrics.sessions.labels(INLINE_LABEL if inline is not None
+                                     else self.label(name)).inc()
         request.note.update(session_id=answer["session_id"], scenario=name)
         return 201, encode(answer), JSON_HEADERS
 

@@ -13,6 +13,9 @@ refresh interval per IR and worker, so a turn pays a dict lookup, not a store ca
 store removes it after (SPEC 11.1, 17.7: inline scenarios do not stay compiled forever). A
 session live at time t was touched at most `ttl` before t, and its IR's refresh came at most
 one interval before that, kept `ttl` + one interval: so no live session's IR is removed.
+A session created on an inline IR names it to the store, which removes the blob with the
+delete of its last live session (`Sessions._put_new`); a registered IR's refresh is a put,
+so that such a delete of an identical inline IR cannot take it for long.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ class Registry:
         self.refresh = min(REFRESH_SECONDS, ttl / 4)
         self.keep_for = ttl + self.refresh  # how long the store keeps an IR after a use
         self._pinned = {s.runtime.ir_hash: s.runtime for s in scenarios.values()}
+        self._blobs = {s.runtime.ir_hash: s.blob for s in scenarios.values()}
         self._loaded: OrderedDict[str, Runtime] = OrderedDict()
         self._touched: dict[str, float] = {}  # IR hash -> when this worker last refreshed it
 
@@ -117,6 +121,14 @@ class Registry:
         await self._put(runtime.ir_hash, blob)
         self._keep(runtime)
 
+    def registered(self, ir_hash: str) -> bool:
+        """Whether `ir_hash` is the IR of a scenario this server serves by name."""
+        return ir_hash in self._pinned
+
+    async def put_again(self, ir_hash: str, blob: bytes) -> None:
+        """Put an IR that the store removed with its last session (a new one needs it)."""
+        await self._put(ir_hash, blob)
+
     async def _put(self, ir_hash: str, blob: bytes) -> None:
         await self.store.put_ir(ir_hash, blob, self.keep_for)
         self._touched[ir_hash] = time.monotonic()
@@ -127,7 +139,11 @@ class Registry:
         now = time.monotonic()
         if now - self._touched.get(ir_hash, float("-inf")) < self.refresh:
             return
-        await self.store.touch_ir(ir_hash, self.keep_for)
+        blob = self._blobs.get(ir_hash)
+        if blob is not None:  # put, not touched: an inline session's delete may have
+            await self.store.put_ir(ir_hash, blob, self.keep_for)  # taken the same IR
+        else:
+            await self.store.touch_ir(ir_hash, self.keep_for)
         touched = self._touched
         touched[ir_hash] = now
         if len(touched) > TOUCHED_KEPT:

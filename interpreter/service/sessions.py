@@ -33,7 +33,7 @@ import msgspec
 from ..engine import Engine, EngineError, InvalidProfile, TurnResult, UnknownNode
 from ..loader import Runtime
 from ..state import DialogueState
-from ..stores.records import RecordStore, StoreError, VersionConflict
+from ..stores.records import IRGone, RecordStore, StoreError, VersionConflict
 from .api import MESSAGES_REMEMBERED, TEXT_LIMIT, Message
 from .http import ApiError, encode
 from .registry import MissingIR, Registry
@@ -198,8 +198,10 @@ class Sessions:
     # --- creating -------------------------------------------------------------------------
 
     async def create(self, runtime: Runtime, scenario: str, options: Any,
-                     inline: bool = False) -> dict[str, Any]:
-        """A new session (its opening said when the bot speaks first); the 201 answer."""
+                     inline: bytes | None = None) -> dict[str, Any]:
+        """A new session (its opening said when the bot speaks first); the 201 answer.
+        `inline`: the blob of the IR compiled from the request's scenario (None: a
+        registered one)."""
         session_id = options.session_id or new_session_id()
         one = OneSession(None, 0)
         await self.plugins.ready(runtime)
@@ -217,17 +219,33 @@ class Sessions:
             raise ApiError(422, "unknown_node", str(error)) from None
         except EngineError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
-        record = SessionRecord(scenario, one.saved, (), inline)
+        record = SessionRecord(scenario, one.saved, (), inline is not None)
         now = self.clock()
         events = () if self.recorder is None else self.recorder.started(
-            scenario, inline, runtime.ir_hash, session_id, result, now)
-        try:
-            version = await self.store.put(session_id, encode_record(record), 0, now, events)
-        except VersionConflict:
-            raise _exists(session_id) from None
+            scenario, inline is not None, runtime.ir_hash, session_id, result, now)
+        version = await self._put_new(session_id, encode_record(record), now, events,
+                                      runtime.ir_hash, inline)
         turn = result.json_line() if result.response is not None else None
         return {"session_id": session_id, "scenario": scenario, "ir_hash": runtime.ir_hash,
                 "version": version, "turn": turn}
+
+    async def _put_new(self, session_id: str, data: bytes, now: float, events: tuple,
+                       ir_hash: str, inline: bytes | None) -> int:
+        """The creation's put. A session on an inline IR (not registered here) names it to
+        the store, which removes the blob with its last live session (SPEC 11.1); when the
+        last one went just before (`IRGone`), the blob is put again, once."""
+        tracked = ir_hash if inline is not None and not self.registry.registered(ir_hash) \
+            else None
+        for attempt in range(2):
+            try:
+                return await self.store.put(session_id, data, 0, now, events, tracked)
+            except VersionConflict:
+                raise _exists(session_id) from None
+            except IRGone as error:
+                if attempt or inline is None:
+                    raise StoreError(str(error)) from None
+                await self.registry.put_again(ir_hash, inline)
+        raise AssertionError("unreachable")
 
     # --- turns ----------------------------------------------------------------------------
 

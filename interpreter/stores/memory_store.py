@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .records import Stored, VersionConflict
+from .records import IRGone, Stored, VersionConflict
 
 
 class MemoryRecordStore:
@@ -21,6 +21,8 @@ class MemoryRecordStore:
         self._records: dict[str, Stored] = {}
         self._blobs: dict[str, bytes] = {}
         self._kept_until: dict[str, float] = {}  # IR blobs put with `keep_for`
+        self._ir_of: dict[str, str] = {}  # session -> the inline IR it was created on
+        self._users: dict[str, set[str]] = {}  # inline IR -> the sessions created on it
         self.events: list[tuple[str, float, bytes]] = []  # analytics: (session, time, bytes)
 
     async def get(self, session_id: str) -> Stored | None:
@@ -31,7 +33,7 @@ class MemoryRecordStore:
         return stored
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple[Any, ...] = ()) -> int:
+                  now: float, events: tuple[Any, ...] = (), ir_hash: str | None = None) -> int:
         stored = self._records.get(session_id)
         if stored is not None and stored.expires_at <= now:  # expired: as if it were gone
             stored = None
@@ -39,6 +41,13 @@ class MemoryRecordStore:
         if current != expected_version:
             raise VersionConflict(f"session {session_id} is at version {current}, "
                                   f"not {expected_version}")
+        if ir_hash is not None and ir_hash not in self._blobs:
+            raise IRGone(f"the store has no IR {ir_hash[:12]}; put it again")
+        if expected_version == 0:
+            self._forget_user(session_id)
+            if ir_hash is not None:
+                self._ir_of[session_id] = ir_hash
+                self._users.setdefault(ir_hash, set()).add(session_id)
         version = current + 1
         self._records[session_id] = Stored(data, version, now, now + self.ttl)
         self.events.extend((session_id, when, blob) for when, blob in events)
@@ -46,7 +55,28 @@ class MemoryRecordStore:
 
     async def delete(self, session_id: str) -> bool:
         self.events = [event for event in self.events if event[0] != session_id]
-        return self._records.pop(session_id, None) is not None
+        gone = self._records.pop(session_id, None) is not None
+        ir_hash = self._forget_user(session_id)
+        if ir_hash is not None and not self._users.get(ir_hash):
+            self._users.pop(ir_hash, None)
+            self._blobs.pop(ir_hash, None)
+            self._kept_until.pop(ir_hash, None)
+        return gone
+
+    def _forget_user(self, session_id: str) -> str | None:
+        """The inline IR `session_id` was created on, now forgotten as its user, with the
+        users of it that expired meanwhile."""
+        ir_hash = self._ir_of.pop(session_id, None)
+        if ir_hash is None:
+            return None
+        now = time.time()
+        users = self._users.get(ir_hash, set())
+        users.discard(session_id)
+        for sid in [sid for sid in users if sid not in self._records
+                    or self._records[sid].expires_at <= now]:
+            users.discard(sid)
+            self._ir_of.pop(sid, None)
+        return ir_hash
 
     async def expire_events(self, before: float) -> int:
         kept = [event for event in self.events if event[1] >= before]

@@ -29,13 +29,18 @@ from .sessions import VersionConflict
 
 DEFAULT_TIMEOUT = 2.0  # `mgi serve --store-timeout`
 
-__all__ = ["RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
+__all__ = ["IRGone", "RecordStore", "Stored", "StoreError", "StoreURLError", "VersionConflict",
            "open_store", "DEFAULT_STORE", "DEFAULT_TTL"]
 
 
 
 class StoreError(MagoError):
     """The store did not answer (down, locked too long, disk full): one line, no secret."""
+
+
+class IRGone(MagoError):
+    """A new session names an inline IR the store no longer has (its last live session was
+    deleted meanwhile): put the blob again, then create the session again."""
 
 
 class StoreURLError(ValueError, MagoError):
@@ -60,15 +65,18 @@ class RecordStore(Protocol):
     async def get(self, session_id: str) -> Stored | None: ...
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple[Any, ...] = ()) -> int:
+                  now: float, events: tuple[Any, ...] = (), ir_hash: str | None = None) -> int:
         """Store `data` as version `expected_version + 1` if the stored version is
         `expected_version` (0: no session yet), else `VersionConflict`; the new version.
         `events`: `(time, bytes)` analytics events (SPEC 16) written with it, in the same
-        transaction or script, or not at all."""
+        transaction or script, or not at all. `ir_hash` (creations only): the inline IR
+        the new session runs on, recorded with it, so that `delete` of its last live
+        session removes the blob too (SPEC 11.1); `IRGone` when the blob is not there."""
         ...
 
     async def delete(self, session_id: str) -> bool:
-        """Remove a session and its analytics events; whether there was one."""
+        """Remove a session and its analytics events, and the inline IR it was created on
+        (`put`'s `ir_hash`) when no other live session runs on it; whether there was one."""
         ...
 
     async def expire_events(self, before: float) -> int:

@@ -13,7 +13,10 @@ answer timed out) is answered with that write's version, so a put that succeeded
 reported as a conflict, and another writer's put (a token of its own) never passes for it.
 IR blobs are at `mago:ir:{hash}`, set once (`SET NX`), expiring `keep_for` after their last
 put or touch (SPEC 17.7: the turns that use a blob refresh its TTL; a refresh never shortens
-it; put without `keep_for`, a blob has no expiry). Analytics events
+it; put without `keep_for`, a blob has no expiry); a session created on an inline IR joins
+`mago:ir-users:{hash}` (field `i` of its hash names the IR), and the delete of the last live
+one removes the blob (SPEC 11.1). `mago:session-count` counts the live sessions by bucket of
+their expiry (`count`, SPEC 17.7), kept by the same script as the put. Analytics events
 (SPEC 16) go into a stream per UTC day, `mago:events:{day}`, added by the same script as the
 put that carries them (`EVENTS_SCRIPT`). A `get` is one HMGET,
 a put one EVALSHA (redis-py loads the script when the server does not know it yet).
@@ -31,8 +34,10 @@ survives a killed Redis; with `everysec` up to a second of puts may be lost.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
+import time
 from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
@@ -40,25 +45,33 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import AuthenticationError, RedisError, ResponseError
 
-from .records import Stored, StoreError, StoreURLError, VersionConflict
+from .records import IRGone, Stored, StoreError, StoreURLError, VersionConflict
 
 TIMEOUT_SECONDS = 2.0  # a command's budget (`--store-timeout`), shared by its attempts
 RETRIES = 1  # a command that failed to reach Redis is sent once more, on a new connection
 HEALTH_CHECK_SECONDS = 30  # a connection idle that long is PINGed before it is used again
 SESSION_KEY = "mago:session:"
 IR_KEY = "mago:ir:"
+IR_USERS_KEY = "mago:ir-users:"  # + hash: the sessions created on that inline IR
 EVENTS_KEY = "mago:events:"  # + the UTC day: a stream; + ":n" events written, ":d" deleted
 SESSION_EVENTS_KEY = "mago:session-events:"  # + session id: where its events are
 EVENTS_CAP = 1_000_000  # entries a day's stream keeps; beyond, the oldest go (reported lost)
 HEALTH_KEY = "mago:health"
+COUNT_KEY = "mago:session-count"  # the live sessions, by bucket of their expiry
+COUNT_BUCKETS = 200  # buckets in a TTL: a session is counted at most TTL/200 after expiry
 DB_PATH = re.compile(r"(/[0-9]*)?")
 FAILURES = (RedisError, OSError, asyncio.TimeoutError)
 
-# KEYS[1] the session; ARGV: expected version, data, updated_at, TTL in milliseconds, and
-# the put's own random token (`w`): a resent script carries the same token, another writer's
-# put never does (two writers may store the same bytes at the same instant).
+# KEYS[1] the session, KEYS[2] the session count; ARGV: expected version, data, updated_at,
+# TTL in milliseconds, the put's own random token (`w`): a resent script carries the same
+# token, another writer's put never does (two writers may store the same bytes at the same
+# instant); the inline IR a new session runs on (its hash, or ""), with KEYS[3] its blob and
+# KEYS[4] its users (SPEC 11.1, 17.7): the session is created only while the blob is there
+# (else -2: put it again) and joins the users, a set that lives as long as the blob; and the
+# count's bucket of this put (`count_bucket`): the session moves to it from the one it was
+# counted in (`c`), when they differ (once every `COUNT_BUCKETS`-th of the TTL at most).
 CAS_SCRIPT = """
-local stored = redis.call('HMGET', KEYS[1], 'v', 'w')
+local stored = redis.call('HMGET', KEYS[1], 'v', 'w', 'c')
 local current = tonumber(stored[1] or '0')
 local expected = tonumber(ARGV[1])
 if current ~= expected then
@@ -66,6 +79,25 @@ if current ~= expected then
     return current
   end
   return -1
+end
+if expected == 0 and (ARGV[6] or '') ~= '' then
+  local left = redis.call('PTTL', KEYS[3])
+  if left == -2 then
+    return -2
+  end
+  redis.call('SADD', KEYS[4], KEYS[1])
+  redis.call('HSET', KEYS[1], 'i', ARGV[6])
+  if left > 0 then
+    redis.call('PEXPIRE', KEYS[4], left)
+  end
+end
+local bucket = ARGV[7]
+if bucket and stored[3] ~= bucket then
+  if stored[3] then
+    redis.call('HINCRBY', KEYS[2], stored[3], -1)
+  end
+  redis.call('HINCRBY', KEYS[2], bucket, 1)
+  redis.call('HSET', KEYS[1], 'c', bucket)
 end
 redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2], 'u', ARGV[3], 'w', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -99,8 +131,9 @@ redis.call('PEXPIREAT', counter, expire_at)
 redis.call('PEXPIREAT', index, expire_at)
 return version
 """
-# KEYS[1] the IR blob; ARGV: how long to keep it (ms), then the blob to set if absent (a
-# put) or nothing (a touch). A blob without expiry (put so by an older server) gets one.
+# KEYS[1] the IR blob, KEYS[2] its users; ARGV: how long to keep it (ms), then the blob to
+# set if absent (a put) or nothing (a touch). A blob without expiry (put so by an older
+# server) gets one; its users' set lives as long.
 KEEP_IR_SCRIPT = """
 if ARGV[2] then
   redis.call('SET', KEYS[1], ARGV[2], 'NX')
@@ -108,12 +141,17 @@ end
 local left = redis.call('PTTL', KEYS[1])
 if left == -1 or (left >= 0 and left < tonumber(ARGV[1])) then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
 end
 return left
 """
 # DELETE of a session (SPEC 17.10): its events out of the day streams, counted as deleted
-# (not lost), and its index; KEYS[1] the index.
-DELETE_EVENTS_SCRIPT = """
+# (not lost), and its index; KEYS[1] the index, KEYS[2] the session, KEYS[3] the count (the
+# session leaves its bucket). With KEYS[4] and KEYS[5] (the inline IR the session was
+# created on: its blob and users), the session
+# leaves the users, and when no other user is live (expired ones are dropped as met, so
+# each costs one look), the blob goes (SPEC 11.1). Whether there was a session.
+DELETE_SCRIPT = """
 local entries = redis.call('SMEMBERS', KEYS[1])
 for _, entry in ipairs(entries) do
   local space = string.find(entry, ' ', 1, true)
@@ -123,14 +161,48 @@ for _, entry in ipairs(entries) do
   end
 end
 redis.call('DEL', KEYS[1])
-return #entries
+local bucket = redis.call('HGET', KEYS[2], 'c')
+local gone = redis.call('DEL', KEYS[2])
+if bucket then
+  redis.call('HINCRBY', KEYS[3], bucket, -1)
+end
+if #KEYS < 5 then
+  return gone
+end
+redis.call('SREM', KEYS[5], KEYS[2])
+local cursor = '0'
+repeat
+  local page = redis.call('SSCAN', KEYS[5], cursor, 'COUNT', 100)
+  cursor = page[1]
+  for _, user in ipairs(page[2]) do
+    if redis.call('EXISTS', user) == 1 then
+      return gone
+    end
+    redis.call('SREM', KEYS[5], user)
+  end
+until cursor == '0'
+redis.call('DEL', KEYS[4], KEYS[5])
+return gone
+"""
+# KEYS[1] the session count: a hash from a bucket's end (whole seconds: no session counted
+# in it outlives that time) to the sessions counted in it. ARGV[1] now. The live sessions
+# are the sum of the buckets still to end; the ended ones are dropped.
+COUNT_SCRIPT = """
+local fields = redis.call('HGETALL', KEYS[1])
+local now, total = tonumber(ARGV[1]), 0
+for i = 1, #fields, 2 do
+  if tonumber(fields[i]) > now then
+    total = total + tonumber(fields[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+return total
 """
 
 
 def events_day(seconds: float) -> str:
     """The UTC day of a time, as the suffix of its stream's key (2026-12-01)."""
-    import time
-
     return time.strftime("%Y-%m-%d", time.gmtime(seconds))
 
 
@@ -167,8 +239,10 @@ class RedisRecordStore:
         self._client = client
         self._cas = client.register_script(CAS_SCRIPT)
         self._cas_events = client.register_script(EVENTS_SCRIPT)
-        self._delete_events = client.register_script(DELETE_EVENTS_SCRIPT)
+        self._delete = client.register_script(DELETE_SCRIPT)
         self._keep_ir = client.register_script(KEEP_IR_SCRIPT)
+        self._count = client.register_script(COUNT_SCRIPT)
+        self._bucket_width = max(1.0, ttl / COUNT_BUCKETS)
         self.events_days = 30  # how long a day's stream is kept after its day (--events-days)
         self.events_cap = EVENTS_CAP
 
@@ -216,9 +290,12 @@ class RedisRecordStore:
         return Stored(data, int(version), updated_at, updated_at + self.ttl)
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple = ()) -> int:
-        keys = [SESSION_KEY + session_id]
-        args = [expected_version, data, repr(now), self._ttl_ms, os.urandom(12)]
+                  now: float, events: tuple = (), ir_hash: str | None = None) -> int:
+        keys = [SESSION_KEY + session_id, COUNT_KEY]
+        args = [expected_version, data, repr(now), self._ttl_ms, os.urandom(12), ir_hash or "",
+                self.count_bucket(now)]
+        if ir_hash is not None:
+            keys += [IR_KEY + ir_hash, IR_USERS_KEY + ir_hash]
         script = self._cas
         if events:
             script = self._cas_events
@@ -230,6 +307,8 @@ class RedisRecordStore:
             version = await script(keys=keys, args=args)
         except FAILURES as exc:
             raise self._failure(exc) from None
+        if version == -2:
+            raise IRGone(f"the store has no IR {(ir_hash or '')[:12]}; put it again")
         if version < 0:
             raise VersionConflict(f"session {session_id} is not at version {expected_version};"
                                   " reload it and retry")
@@ -237,9 +316,13 @@ class RedisRecordStore:
 
     async def delete(self, session_id: str) -> bool:
         """The session and its analytics events (SPEC 17.10: they are personal data)."""
+        key = SESSION_KEY + session_id
         try:
-            await self._delete_events(keys=[SESSION_EVENTS_KEY + session_id])
-            return await self._client.delete(SESSION_KEY + session_id) > 0
+            keys = [SESSION_EVENTS_KEY + session_id, key, COUNT_KEY]
+            ir_hash = await self._client.hget(key, "i")
+            if ir_hash is not None:
+                keys += [IR_KEY + ir_hash.decode(), IR_USERS_KEY + ir_hash.decode()]
+            return await self._delete(keys=keys) > 0
         except FAILURES as exc:
             raise self._failure(exc) from None
 
@@ -248,14 +331,15 @@ class RedisRecordStore:
             if keep_for is None:
                 await self._client.set(IR_KEY + ir_hash, blob, nx=True)
             else:
-                await self._keep_ir(keys=[IR_KEY + ir_hash],
+                await self._keep_ir(keys=[IR_KEY + ir_hash, IR_USERS_KEY + ir_hash],
                                     args=[max(1, round(keep_for * 1000)), blob])
         except FAILURES as exc:
             raise self._failure(exc) from None
 
     async def touch_ir(self, ir_hash: str, keep_for: float) -> None:
         try:
-            await self._keep_ir(keys=[IR_KEY + ir_hash], args=[max(1, round(keep_for * 1000))])
+            await self._keep_ir(keys=[IR_KEY + ir_hash, IR_USERS_KEY + ir_hash],
+                                args=[max(1, round(keep_for * 1000))])
         except FAILURES as exc:
             raise self._failure(exc) from None
 
@@ -281,10 +365,20 @@ class RedisRecordStore:
         except FAILURES as exc:
             raise self._failure(exc) from None
 
+    def count_bucket(self, now: float) -> int:
+        """The end of the count's bucket a session put at `now` is counted in: the first
+        multiple of the bucket width at or after its expiry."""
+        width = self._bucket_width
+        return int(math.ceil((now + self.ttl) / width) * width)
+
     async def count(self) -> int:
-        """DBSIZE: every key of the database, sessions and the few IR blobs (approximate)."""
+        """The live sessions, from the counter the save script keeps (SPEC 17.7), not
+        DBSIZE (every key of the database: events, IRs, other programs' keys) nor a SCAN
+        (a walk of every key, a million a second at the cap). Within 1%: a session is still
+        counted up to TTL/`COUNT_BUCKETS` after it expired; sessions an older server wrote
+        count from their next turn."""
         try:
-            return int(await self._client.dbsize())
+            return int(await self._count(keys=[COUNT_KEY], args=[time.time()]))
         except FAILURES as exc:
             raise self._failure(exc) from None
 

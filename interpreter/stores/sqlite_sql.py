@@ -6,7 +6,7 @@ strings (and `PURGE_BATCH`, the rows one expiry statement removes at most)."""
 # runs once a minute in a worker thread (a scan of the table).
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
-    "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL)",
+    "data BLOB NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL, ir_hash TEXT)",
     "CREATE TABLE IF NOT EXISTS ir_blobs (hash TEXT PRIMARY KEY, blob BLOB NOT NULL)",
     # a table of its own rather than a column: files made before it keep working
     "CREATE TABLE IF NOT EXISTS ir_kept (hash TEXT PRIMARY KEY, until REAL NOT NULL)",
@@ -21,6 +21,14 @@ SCHEMA = (
     "upto INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS health (id INTEGER PRIMARY KEY, at REAL NOT NULL)",
 )
+# Files made before sessions had `ir_hash` gain it (`ADD_IR_COLUMN` when `table_info` lacks
+# it). The inline IR a session runs on is set at its creation only and never updated, and
+# the index is partial (registered scenarios' sessions leave it NULL): a turn's UPDATE writes
+# no page of it, a creation on an inline IR one entry.
+SESSION_COLUMNS = "PRAGMA table_info(sessions)"
+ADD_IR_COLUMN = "ALTER TABLE sessions ADD COLUMN ir_hash TEXT"
+IR_INDEX = ("CREATE INDEX IF NOT EXISTS sessions_by_ir ON sessions (ir_hash) "
+            "WHERE ir_hash IS NOT NULL")
 HEALTH = "REPLACE INTO health (id, at) VALUES (1, ?)"  # the write `/readyz` tries
 GET = ("SELECT data, version, updated_at, expires_at FROM sessions "
        "WHERE id = ? AND expires_at > ?")
@@ -29,7 +37,22 @@ GET = ("SELECT data, version, updated_at, expires_at FROM sessions "
 CREATE = ("INSERT INTO sessions (id, version, data, updated_at, expires_at) "
           "VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET version = 1, "
           "data = excluded.data, updated_at = excluded.updated_at, "
-          "expires_at = excluded.expires_at WHERE sessions.expires_at <= ?")
+          "expires_at = excluded.expires_at, ir_hash = excluded.ir_hash "
+          "WHERE sessions.expires_at <= ?")
+# A session on an inline IR is created only while the blob is there (SPEC 17.7: the last
+# session's delete removes it; a creation racing it finds none and puts it again).
+CREATE_USING = ("INSERT INTO sessions (id, version, data, updated_at, expires_at, ir_hash) "
+                "SELECT ?1, 1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM ir_blobs WHERE "
+                "hash = ?5) ON CONFLICT (id) DO UPDATE SET version = 1, "
+                "data = excluded.data, updated_at = excluded.updated_at, "
+                "expires_at = excluded.expires_at, ir_hash = excluded.ir_hash "
+                "WHERE sessions.expires_at <= ?6")
+IR_OF = "SELECT ir_hash FROM sessions WHERE id = ?"
+HAS_IR = "SELECT 1 FROM ir_blobs WHERE hash = ?"
+# ?1 the IR, ?2 now: removed when no live session (not expired) runs on it.
+UNUSED = "NOT EXISTS (SELECT 1 FROM sessions WHERE ir_hash = ?1 AND expires_at > ?2)"
+DROP_UNUSED_IR = f"DELETE FROM ir_blobs WHERE hash = ?1 AND {UNUSED}"
+FORGET_UNUSED_KEPT = f"DELETE FROM ir_kept WHERE hash = ?1 AND {UNUSED}"
 UPDATE = ("UPDATE sessions SET version = version + 1, data = ?, updated_at = ?, expires_at = ? "
           "WHERE id = ? AND version = ? AND expires_at > ?")
 DELETE = "DELETE FROM sessions WHERE id = ?"

@@ -2,7 +2,9 @@
 
 In: `sqlite:PATH` or `sqlite:PATH?synchronous=full` (`normal` is the default) and the session
 TTL; then the `RecordStore` calls of `records`. Out: `Stored` records, new versions, IR blobs.
-After: the file holds the tables `sessions(id, version, data, updated_at, expires_at)` and
+After: the file holds the tables `sessions(id, version, data, updated_at, expires_at,
+ir_hash)` (`ir_hash`: the inline IR a session was created on, for `delete`, see
+`sqlite_runs`) and
 `ir_blobs(hash, blob)` with `ir_kept(hash, until)` (how long a blob put or touched with
 `keep_for` stays: `expire_irs` removes it after; a blob without a row stays for good), and
 for analytics (SPEC 16) `events(id, session_id, time, data)`
@@ -65,11 +67,13 @@ import time
 from urllib.parse import parse_qsl
 
 from ..state import DialogueState, decode_state, encode_state
-from .records import DEFAULT_TTL, Stored, StoreError, StoreURLError, VersionConflict
+from .records import (DEFAULT_TTL, IRGone, Stored, StoreError, StoreURLError,
+                      VersionConflict)
+from .sqlite_runs import (
+    run_delete, run_expire_irs, run_expiry, run_get, run_put, run_put_ir, run_puts,
+    run_changes, run_fetch)
 from .sqlite_sql import (
-    SCHEMA, HEALTH, GET, CREATE, UPDATE, DELETE, SWEEP, INSERT_EVENT, READ_DELETED,
-    DELETE_EVENTS, FIND_DELETED, EXPIRE_EVENTS, PURGE_BATCH, COUNT, PUT_IR, GET_IR, KEEP_IR,
-    EXPIRE_IRS, FORGET_KEPT)
+    SCHEMA, HEALTH, SWEEP, COUNT, GET_IR, KEEP_IR, SESSION_COLUMNS, ADD_IR_COLUMN, IR_INDEX)
 
 BUSY_SECONDS = 5.0  # how long the thread path waits for another process's write lock
 SETUP_SECONDS = 10.0  # how long opening retries a file that other processes are setting up
@@ -141,120 +145,12 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def run_put(conn: sqlite3.Connection, item: tuple) -> int:
-    """One compare-and-set on its own (its statement is its transaction; with events, a
-    transaction of its own holds both)."""
-    if item[5]:
-        outcome = run_puts(conn, [item])[0]
-        if isinstance(outcome, VersionConflict):
-            raise outcome
-        return outcome
-    outcome = compare_and_set(conn, *item)
-    if isinstance(outcome, VersionConflict):
-        raise outcome
-    return outcome
-
-
-def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[int | VersionConflict]:
-    """Compare-and-sets in one `BEGIN IMMEDIATE` transaction, so one commit writes them all:
-    for each `(session_id, data, expected, now, expires_at)` its new version, or the
-    `VersionConflict` it met with nothing of it written. A failure of SQLite rolls back the
-    whole batch."""
-    conn.execute("BEGIN IMMEDIATE")
+def add_column(conn: sqlite3.Connection) -> None:
     try:
-        outcomes = [compare_and_set(conn, *item) for item in batch]
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-    return outcomes
-
-
-def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expected: int,
-                    now: float, expires_at: float, events: tuple = ()) -> int | VersionConflict:
-    """`events`: (time, bytes) analytics rows written with the record, only if it is."""
-    wall = time.time()  # expiry is the clock's, as for `get`
-    if expected == 0:
-        changed = conn.execute(CREATE, (session_id, data, now, expires_at, wall)).rowcount
-    else:
-        changed = conn.execute(UPDATE, (data, now, expires_at, session_id, expected,
-                                        wall)).rowcount
-    if changed != 1:
-        return VersionConflict(f"session {session_id} is not at version {expected} (another "
-                               "writer saved it first, or it expired); reload it and retry")
-    if len(events) == 1:  # a turn's one event: no list, no executemany loop
-        conn.execute(INSERT_EVENT, (session_id, *events[0]))
-    elif events:
-        conn.executemany(INSERT_EVENT, [(session_id, when, blob) for when, blob in events])
-    return expected + 1
-
-
-def rollback(conn: sqlite3.Connection) -> None:
-    try:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass  # the transaction is gone with the failure that ended it
-
-
-def run_expiry(conn: sqlite3.Connection, before: float) -> int:
-    """The expired events, then the deleted sessions' events (found by a read, which takes
-    no lock in WAL mode), each in short transactions of `PURGE_BATCH` rows; a session
-    deleted again meanwhile stays listed. How many rows went."""
-    gone = 0
-    while True:
-        removed = conn.execute(EXPIRE_EVENTS, (before, PURGE_BATCH)).rowcount
-        gone += removed
-        if removed < PURGE_BATCH:
-            break
-    listed = conn.execute(READ_DELETED).fetchall()
-    if not listed:
-        return gone
-    rows = [row[0] for row in conn.execute(FIND_DELETED)]
-    for start in range(0, len(rows), PURGE_BATCH):
-        chunk = rows[start:start + PURGE_BATCH]
-        gone += conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})",
-                             chunk).rowcount
-    conn.executemany("DELETE FROM events_deleted WHERE session_id = ? AND upto = ?", listed)
-    return gone
-
-
-def run_put_ir(conn: sqlite3.Connection, ir_hash: str, blob: bytes,
-               until: float | None) -> None:
-    """The blob (the first of its hash stays) and how long it is kept, in one transaction."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute(PUT_IR, (ir_hash, blob))
-        if until is not None:
-            conn.execute(KEEP_IR, (ir_hash, until))
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-
-
-def run_expire_irs(conn: sqlite3.Connection, now: float) -> int:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        gone = conn.execute(EXPIRE_IRS, (now,)).rowcount
-        conn.execute(FORGET_KEPT, (now,))
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-    return gone
-
-
-def run_get(conn: sqlite3.Connection, session_id: str) -> tuple | None:
-    return conn.execute(GET, (session_id, time.time())).fetchone()
-
-
-def run_changes(conn: sqlite3.Connection, sql: str, args: tuple) -> int:
-    return conn.execute(sql, args).rowcount
-
-
-def run_fetch(conn: sqlite3.Connection, sql: str, args: tuple) -> tuple | None:
-    return conn.execute(sql, args).fetchone()
+        conn.execute(ADD_IR_COLUMN)
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):  # another process added it first
+            raise
 
 
 def _settle(batch: list, outcomes: list) -> None:
@@ -332,6 +228,10 @@ class SQLiteRecordStore:
                                      "local disk")
                 for sql in SCHEMA:
                     conn.execute(sql)
+                columns = [row[1] for row in conn.execute(SESSION_COLUMNS)]
+                if "ir_hash" not in columns:  # a file made before it
+                    add_column(conn)
+                conn.execute(IR_INDEX)
                 return
             except sqlite3.OperationalError as exc:
                 if not is_busy(exc) or time.monotonic() > deadline:
@@ -437,11 +337,11 @@ class SQLiteRecordStore:
         return None if row is None else Stored._make(row)
 
     async def put(self, session_id: str, data: bytes, expected_version: int,
-                  now: float, events: tuple = ()) -> int:
+                  now: float, events: tuple = (), ir_hash: str | None = None) -> int:
         """Commits at once, unless another put committed in this same turn of the event loop:
         then it joins the batch the next turn commits in one transaction (group commit), so
         under load many turns share one write of the WAL, and alone a turn waits for none."""
-        item = (session_id, data, expected_version, now, now + self.ttl, events)
+        item = (session_id, data, expected_version, now, now + self.ttl, events, ir_hash)
         loop = asyncio.get_running_loop()
         self._check_identity()
         if not self._committed_this_turn and not self._restarting:
@@ -454,7 +354,7 @@ class SQLiteRecordStore:
             loop.call_soon(self._commit_batch)
         self._batch.append((item, done))
         outcome = await done
-        if isinstance(outcome, VersionConflict):
+        if isinstance(outcome, (VersionConflict, IRGone)):
             raise outcome
         return outcome
 
@@ -483,9 +383,9 @@ class SQLiteRecordStore:
             _settle(batch, outcomes)
 
     async def delete(self, session_id: str) -> bool:
-        """The session and its analytics events (SPEC 17.10: they are personal data)."""
-        await self._call(run_changes, (DELETE_EVENTS, (session_id,)), "write")
-        return await self._call(run_changes, (DELETE, (session_id,)), "write") > 0
+        """The session and its analytics events (SPEC 17.10: they are personal data), and its
+        inline IR when no other live session runs on it (SPEC 11.1), in one transaction."""
+        return await self._call(run_delete, (session_id,), "write")
 
     async def expire_events(self, before: float) -> int:
         """Remove the events older than `before` (`--events-days`) and those of deleted
@@ -580,7 +480,7 @@ class SQLiteSessionStore:
     def put(self, state: DialogueState, expected_version: int) -> int:
         now = time.time()
         item = (state.session_id, encode_state(state), expected_version, now, now + self.ttl,
-                ())
+                (), None)
         try:
             return run_put(self._conn, item)
         except sqlite3.Error as exc:
