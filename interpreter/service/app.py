@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import gc
 import os
 import re
 import threading
@@ -267,6 +268,12 @@ class ServiceApp:
         await asyncio.to_thread(warm_up, self.scenarios.values(), self.sessions.executor,
                                 self.plugins.blocking)
         await asyncio.to_thread(load_analysers, [s.runtime.program for s in self.scenarios.values()])
+        # What starting made (modules, IRs, analysers) lives as long as the process: frozen out
+        # of the collector's reach, a full collection during a burst of turns scans only what
+        # the turns made. Measured during 64 webhook turns at once: 40-165 ms pauses (every
+        # thread, /healthz too) before, 2-3 ms after (docs/guides/webhooks.md).
+        gc.collect()
+        gc.freeze()
         self._sweeper = asyncio.create_task(self.sweep_forever())
 
     def _recorder(self) -> Any:

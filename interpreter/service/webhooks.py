@@ -112,7 +112,7 @@ def check_started(scenarios: Iterable[Any], allow_api: bool) -> list[str]:
 def warm_up(scenarios: Iterable[Any], executor: TurnExecutor | None = None,
             blocking: bool = False) -> None:
     """Before the first turn, off the loop: start the turn executor's threads when a turn
-    will use them (an LLM plug-in, a start file with a skill node), and import httpx and
+    will use them (an LLM plug-in, a start file with a skill node), and import urllib3 and
     build the pooled client (its TLS context holds the interpreter lock for a while) when a
     start file has a webhook."""
     from ..skills.webhook import shared_client

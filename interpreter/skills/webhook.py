@@ -9,15 +9,15 @@ Off, a webhook fails with "webhooks off" (`WebhooksOff`); for `mgi fuzz` it is a
 `ok` answer with a stand-in value of each declared result field's type, so that both the
 success and the failure paths are explored without calling the network.
 A run POSTs `{"action_id", "session_id", "scenario", "node", "arguments", "slots"}` with
-`Idempotency-Key: ACTION_ID` over one pooled `httpx.Client` per process. The whole call,
+`Idempotency-Key: ACTION_ID` over one pooled `urllib3.PoolManager` per process. The whole call,
 retries included, stays within `timeout_seconds`: 5xx, 429 (its `Retry-After` honoured when
 it fits), a refused connection and a timeout are retried with exponential back-off while the
 budget lasts; any other 4xx fails at once with `skill.data.error` = the status; a redirect is
 not followed (it fails); an answer over 1 MiB fails without being held (read in chunks, the
 read stopped at the cap). A 2xx answer must be a JSON object: its declared `result` fields
 become `skill.data` (undeclared ones dropped, a wrong type fails the run).
-An API-posted scenario's webhook connects only to a global address: its pooled client's
-network backend resolves the name once per connection, checks every answer and connects to
+An API-posted scenario's webhook connects only to a global address: its pool's connections
+resolve the name once per connection, check every answer and connect to
 the checked address (no second lookup a rebinding DNS answer could turn to 127.0.0.1).
 Secrets: the resolved url and header values live only in the `Webhook` object (its repr hides
 them); no error line names them, and the IR keeps the `${NAME}` form.
@@ -165,69 +165,54 @@ def missing_python_skills(program: ir.Program, installed: Iterable[str]) -> list
 
 # --- the pooled client ----------------------------------------------------------------------
 
-_CLIENTS: dict[tuple[str | None, bool], Any] = {}  # (CA file, pinned) -> its client
+_CLIENTS: dict[tuple[str | None, bool], Any] = {}  # (CA file, pinned) -> its pool manager
 _CLIENTS_LOCK = threading.Lock()
-_POOL = {"max_connections": 256, "max_keepalive_connections": 64, "keepalive_expiry": 30.0}
-# TCP_NODELAY: httpx writes the headers and the body apart; Nagle's algorithm would hold the
-# body back until the receiver's (delayed) ACK of the headers.
-_NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+# Per host: up to 64 kept-alive connections (a 65th call at once opens one more and drops it
+# after); up to 64 hosts. urllib3 keeps each host's idle connections in a LIFO queue: taking
+# and returning one is O(1), however many are open.
+_POOL = {"num_pools": 64, "maxsize": 64, "block": False}
 
 
 def shared_client(ca_file: str | None = None, pinned: bool = False) -> Any:
-    """One `httpx.Client` per CA file for the process: pooled, kept-alive connections; with
+    """One `urllib3.PoolManager` per CA file for the process: pooled, kept-alive connections
+    (TCP_NODELAY, urllib3's default), no retries or redirects of its own, TLS verified; with
     `pinned` (API-posted scenarios), one whose every connection goes to a checked address."""
     with _CLIENTS_LOCK:
         client = _CLIENTS.get((ca_file, pinned))
         if client is None:
-            import httpx  # only a scenario with a webhook pays for it
+            import urllib3  # only a scenario with a webhook pays for it
 
-            verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
-            transport = httpx.HTTPTransport(verify=verify, socket_options=_NODELAY,
-                                            limits=httpx.Limits(**_POOL))
+            # the CA file read once, into the context (urllib3 would read a `ca_certs` file
+            # again for every new connection)
+            client = urllib3.PoolManager(
+                retries=False, cert_reqs="CERT_REQUIRED",
+                ssl_context=ssl.create_default_context(cafile=ca_file), **_POOL)
             if pinned:
-                _pin(transport, httpx.create_ssl_context(verify=verify))
-            client = _CLIENTS[(ca_file, pinned)] = httpx.Client(
-                transport=transport, follow_redirects=False, trust_env=False)
+                client.pool_classes_by_scheme = _pinned_pool_classes()
+            _CLIENTS[(ca_file, pinned)] = client
         return client
 
 
-def _pin(transport: Any, ssl_context: ssl.SSLContext) -> None:
-    """Give `transport` a connection pool whose network backend connects only to checked
-    addresses. httpx's transport takes no network backend, so its httpcore pool is replaced
-    by one with the same settings and the pinned backend (httpcore's extension point: the
-    pool still keys connections by host name, and TLS still verifies that name)."""
-    import httpcore
-
-    transport._pool = httpcore.ConnectionPool(
-        ssl_context=ssl_context, socket_options=_NODELAY,
-        network_backend=_pinned_backend_class()(), **_POOL)
-
-
 @functools.cache
-def _pinned_backend_class() -> type:
-    import httpcore
+def _pinned_pool_classes() -> dict[str, type]:
+    """urllib3's HTTP and HTTPS pools with connections that connect only to the address
+    `checked_address` resolved and checked, never to a second lookup of the name (urllib3's
+    extension point: a pool's `ConnectionCls`); TLS still verifies the name."""
+    from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
+    from urllib3.connection import HTTPConnection, HTTPSConnection
 
-    class Pinned(httpcore.NetworkBackend):
-        """`connect_tcp` to the address `checked_address` resolved and checked, never to a
-        second lookup of the name; a refusal is `Refused` (final, not retried)."""
+    def _new_conn(self: Any) -> Any:
+        self._dns_host = checked_address(self.host, self.port)  # `Refused`: final
+        return self._resolved_conn()
 
-        def __init__(self) -> None:
-            self._backend = httpcore.SyncBackend()
+    def pinned(base: type) -> type:
+        return type(f"Pinned{base.__name__}", (base,),
+                    {"_new_conn": _new_conn, "_resolved_conn": base._new_conn})
 
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                        local_address: str | None = None,
-                        socket_options: Iterable | None = None) -> Any:
-            return self._backend.connect_tcp(checked_address(host, port), port, timeout,
-                                             local_address, socket_options)
-
-        def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                socket_options: Iterable | None = None) -> Any:
-            raise Refused("a posted scenario's webhook may not use a unix socket")
-
-        def sleep(self, seconds: float) -> None:
-            self._backend.sleep(seconds)
-
-    return Pinned
+    return {"http": type("PinnedHTTPPool", (HTTPConnectionPool,),
+                         {"ConnectionCls": pinned(HTTPConnection)}),
+            "https": type("PinnedHTTPSPool", (HTTPSConnectionPool,),
+                          {"ConnectionCls": pinned(HTTPSConnection)})}
 
 
 # --- a run ----------------------------------------------------------------------------------
@@ -327,31 +312,28 @@ class Webhook(Skill):
         raise Refused(f"webhook {self.name}: {last}")
 
     def _attempt(self, payload: bytes, headers: dict, left: float) -> Any:
-        import httpx
+        from urllib3 import Timeout, exceptions
 
         client = shared_client(self._ca_file, pinned=self._guard is not None)
         try:
-            with client.stream("POST", self._url, content=payload, headers=headers,
-                               timeout=httpx.Timeout(left)) as response:
-                status = response.status_code
-                if 200 <= status < 300:
-                    return _json_answer(response, time.monotonic() + left, self.name)
-                if status == 429 or status >= 500:
-                    raise _Retryable(f"status {status}", response.headers.get("retry-after"))
-                if 300 <= status < 400:
-                    raise Refused(f"webhook {self.name}: redirect {status} not followed")
-                raise _Status(status)
-        except httpx.TimeoutException:
+            response = client.request("POST", self._url, body=payload, headers=headers,
+                                      timeout=Timeout(connect=left, read=left),
+                                      redirect=False, preload_content=False,
+                                      decode_content=False)
+        except exceptions.NewConnectionError:  # before its base class, ConnectTimeoutError
+            raise _Retryable("connection refused or unreachable") from None
+        except exceptions.TimeoutError:
             raise _Retryable("timed out") from None
-        except httpx.ConnectError as error:
+        except exceptions.SSLError as error:
             if "CERTIFICATE" in str(error).upper():  # retrying will not make it trusted
                 raise Refused(f"webhook {self.name}: TLS certificate not trusted (set "
                               f"{CA_FILE_ENV} for a private CA)") from None
-            raise _Retryable("connection refused or unreachable") from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+            raise Refused(f"webhook {self.name}: TLS failed") from None
+        except exceptions.ProtocolError:
             raise _Retryable("connection dropped") from None
-        except httpx.HTTPError as error:  # a TLS failure, a bad address: not worth a retry
+        except exceptions.HTTPError as error:  # a bad address: not worth a retry
             raise Refused(f"webhook {self.name}: {type(error).__name__}") from None
+        return _answered(response, time.monotonic() + left, self.name)
 
 
 class _Retryable(MagoError):
@@ -386,6 +368,34 @@ def _pause(attempt: int, retry_after: str | None) -> float:
     return step * (0.5 + random.random() / 2)
 
 
+def _answered(response: Any, deadline: float, name: str) -> Any:
+    """The decoded JSON of a 2xx answer; else `_Retryable` (5xx, 429), `Refused` (a
+    redirect) or `_Status` (another 4xx). The connection goes back to the pool only when
+    the answer was read to its end; otherwise it is closed (a refused 10 MB answer is not
+    drained)."""
+    from urllib3 import exceptions
+
+    status, done = response.status, False
+    try:
+        if 200 <= status < 300:
+            answer = _json_answer(response, deadline, name)
+            done = True
+            return answer
+        if status == 429 or status >= 500:
+            raise _Retryable(f"status {status}", response.headers.get("retry-after"))
+        if 300 <= status < 400:
+            raise Refused(f"webhook {name}: redirect {status} not followed")
+        raise _Status(status)
+    except exceptions.TimeoutError:
+        raise _Retryable("timed out") from None
+    except (exceptions.ProtocolError, exceptions.SSLError):
+        raise _Retryable("connection dropped") from None
+    finally:
+        if not done:
+            response.close()
+        response.release_conn()
+
+
 def _json_answer(response: Any, deadline: float, name: str) -> Any:
     """The answer's JSON, read in chunks: more than `ANSWER_LIMIT` bytes is refused as soon
     as it is seen (the declared length, or the bytes so far), never held in memory."""
@@ -393,7 +403,7 @@ def _json_answer(response: Any, deadline: float, name: str) -> Any:
     if declared is not None and declared.isdigit() and int(declared) > ANSWER_LIMIT:
         raise Refused(f"webhook {name}: answer over {ANSWER_LIMIT >> 20} MiB")
     chunks, size = [], 0
-    for chunk in response.iter_raw():
+    for chunk in response.stream(1 << 16, decode_content=False):
         size += len(chunk)
         if size > ANSWER_LIMIT:
             raise Refused(f"webhook {name}: answer over {ANSWER_LIMIT >> 20} MiB")
