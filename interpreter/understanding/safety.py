@@ -154,8 +154,11 @@ def candidates(anchors: Any, form: str) -> int:
 
 def _matches(entries: tuple[_Entry, ...], mask: int, form: str) -> bool:
     """Whether an entry of `mask` matches `form`."""
-    return any(mask >> i & 1 and entry.regex.search(form) is not None
-               for i, entry in enumerate(entries))
+    while mask:
+        if entries[(mask & -mask).bit_length() - 1].regex.search(form) is not None:
+            return True
+        mask &= mask - 1  # the lowest bit off
+    return False
 
 
 def required_literals(pattern: str) -> frozenset[str]:
@@ -333,9 +336,9 @@ class Detector:
         found: list[Finding] = []
         if live:
             spaced, compact = _mask(spaced, compact)
-            for i, entry in enumerate(entries):
-                if not live >> i & 1:
-                    continue  # no literal of it in the text: it cannot match
+            while live:  # the entries with a literal in the text, in table order
+                entry = entries[(live & -live).bit_length() - 1]
+                live &= live - 1
                 form = compact if entry.script == "ko" else spaced
                 if first and found:
                     break  # the entries go from the most urgent category down
