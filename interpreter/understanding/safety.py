@@ -321,10 +321,9 @@ class Detector:
             return []
         table = lexicon()
         spaced, compact = _forms(text)
-        # Masking only ever removes matches (no pattern looks around), so a text no entry
-        # matches unmasked is done without masking it.
         # The entries whose literals the text holds, kept when one of them matches the text
-        # unmasked (masking only ever removes matches: no pattern looks around).
+        # unmasked: masking only ever removes matches (no pattern looks around), so a text
+        # no entry matches unmasked is done without masking it.
         entries = table.entries
         live = candidates(table.anchors_ko, compact)
         if live and not _matches(entries, live, compact):
