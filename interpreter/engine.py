@@ -288,6 +288,8 @@ class Engine:
         `carried`: the skill runs of an earlier attempt at this same message whose state was
         never saved because another writer saved first (the service's version conflict): a
         node that ran one then does not run it again in this turn (SPEC 8.4)."""
+        if not self.runtime.uses_dates:  # no context manager on the hot path
+            return self._turn(session_id, text, nlu_override, outcome, carried)
         with self._day():
             return self._turn(session_id, text, nlu_override, outcome, carried)
 

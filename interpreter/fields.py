@@ -11,7 +11,6 @@ After: nothing is decoded or compiled here; `interpreter.ir` re-exports every pu
 
 from __future__ import annotations
 
-import calendar
 import functools
 import math
 import re
@@ -281,6 +280,8 @@ def temporal_literal(kind: str, value: Any) -> bool:
         return _HH_MM.fullmatch(value) is not None
     if _ISO_DATE.fullmatch(value) is None:
         return False
+    import calendar  # with locale, a few ms of start-up: only scenarios with dates get here
+
     year, month, day = map(int, value.split("-"))
     return day <= calendar.monthrange(year, month)[1]
 
