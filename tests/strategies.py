@@ -124,7 +124,7 @@ from hypothesis import strategies as st
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or
 from compiler.condition_messages import CONDITION_KEYS, KEYWORDS, MAX_DEPTH, OPERATOR_SYNTAX
 from compiler import schema as _schema
-from interpreter.ir import ACTS, FIXED_FIELDS, OPERATORS, SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES
+from interpreter.ir import ACTS, FIXED_FIELDS, LATE_FIELDS, OPERATORS, SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES
 
 __all__ = [
     "ScenarioFacts", "ConditionContext", "MUTATION_CODES",
@@ -267,7 +267,7 @@ class ConditionContext:
 
     def fields(self) -> list[str]:
         return [f[0] for f in FIXED_FIELDS] + ["slots." + s for s in self.slots] + [
-            "profile." + p for p in self.profile]
+            "profile." + p for p in self.profile] + [f[0] for f in LATE_FIELDS]
 
     def declared(self, name: str) -> dict:
         """The slot or profile field definition behind `slots.NAME` / `profile.NAME`."""
@@ -277,7 +277,7 @@ class ConditionContext:
 
     def field_kind(self, name: str) -> tuple[str, bool]:
         """(kind, nullable)."""
-        for fname, kind, _domain, nullable in FIXED_FIELDS:
+        for fname, kind, _domain, nullable in (*FIXED_FIELDS, *LATE_FIELDS):
             if fname == name:
                 return kind, nullable
         return self.declared(name)["value_type"], True
