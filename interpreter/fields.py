@@ -3,8 +3,8 @@ type check, the IR checks and the runtime.
 
 In: nothing (constants), or a program's slots and counts (`field_types`), or an opcode tree
 (`check_condition`). Out: the field catalogue (`FIXED_FIELDS`, then one field per slot from
-`SLOT_FIELD_BASE`, one per profile field, then `LATE_FIELDS`), the operators and which kind each applies to (`operator_applies`), and
-what is wrong with a condition, in words, or None.
+`SLOT_FIELD_BASE`, one per profile field, then `LATE_FIELDS`), the operators and which kind
+each applies to (`operator_applies`), and what is wrong with a condition, in words, or None.
 After: nothing is decoded or compiled here; `interpreter.ir` re-exports every public name, so
 `ir.FIELD_INDEX` and the like read as before.
 """
@@ -99,8 +99,8 @@ FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
 FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
 SLOT_FIELD_BASE = len(FIXED_FIELDS)
 # System fields added since format 6, after the slots and profile fields: a fixed field put
-# before the slots would renumber every slot field of the files formats 4-6 wrote. Field
-# `late_field_index(...)`; same tuple layout as FIXED_FIELDS.
+# before the slots would renumber every slot field of the files formats 4-6 wrote. Their
+# indices: `late_field_index`; same tuple layout as FIXED_FIELDS.
 LATE_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
     ("system.slot_declined", "boolean", None, False),  # SPEC 18.3: a bare decline this turn
 )
