@@ -43,6 +43,8 @@ class _Interner:
             return ir.SLOT_FIELD_BASE + self.slots[name[len("slots."):]]
         if name.startswith("profile."):  # after the slots (SPEC 8.1)
             return ir.SLOT_FIELD_BASE + len(self.slots) + self.profile[name[len("profile."):]]
+        if name in ir.LATE_FIELD_INDEX:  # after the profile (format 7)
+            return ir.late_field_index(name, len(self.slots), len(self.profile))
         return ir.FIELD_INDEX[name]
 
     def value(self, field_name: str, value):

@@ -254,7 +254,7 @@ def field_domains(slot_types: dict[str, Any], intents, nodes, acts, skill_status
     for name, floor in COUNTER_FLOORS.items():
         domains[name] = Domain(numeric=True, integer=True, low=floor, nullable=False)
     for name in ("fallback_exhausted", "conversation_resuming", "turn_limit_reached",
-                 "min_turns_met", "required_slots_filled", "slots_updated"):
+                 "min_turns_met", "required_slots_filled", "slots_updated", "slot_declined"):
         domains["system." + name] = Domain(members=frozenset({True, False}))
     for name, (kind, values) in slot_types.items():
         domain = _slot_domain(kind, values, slot_bounds.get(name, (None, None)))

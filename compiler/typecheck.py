@@ -32,8 +32,8 @@ from interpreter.fields import (LIST_KIND_OPERATORS, LIST_OPERATORS, NO_VALUE_OP
                                 NUMERIC_KINDS, ORDERING_OPERATORS, TEMPORAL_KINDS, TEXT_KINDS,
                                 TODAY, temporal_literal)
 from interpreter.ir import (
-    ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, OPERATORS, SAFETY_VALUES, SKILL_STATUSES,
-    fits_int64,
+    ACTS, FIELD_INDEX, FIXED_FIELDS, INT_RANGE_HINT, LATE_FIELD_INDEX, LATE_FIELDS, OPERATORS,
+    SAFETY_VALUES, SKILL_STATUSES, fits_int64,
 )
 
 # The kind of a slot whose definition the schema pass rejected: any operator and value pass,
@@ -159,8 +159,9 @@ class FieldType:
 
 def field_type(name: str, env: ConditionEnv) -> FieldType | None:
     """The type of field `name` in `env`, or None when it is not a field."""
-    if name in FIELD_INDEX:
-        _, kind, domain, nullable = FIXED_FIELDS[FIELD_INDEX[name]]
+    if name in FIELD_INDEX or name in LATE_FIELD_INDEX:
+        _, kind, domain, nullable = FIXED_FIELDS[FIELD_INDEX[name]] if name in FIELD_INDEX \
+            else LATE_FIELDS[LATE_FIELD_INDEX[name]]
         if domain == "nodes" and not env.nodes:  # the node list was rejected (E012): unknown
             return FieldType(UNKNOWN, (), True, None)
         names = env.names(domain) if domain else None
@@ -193,7 +194,7 @@ def _domain_members(domain: str | None, env: ConditionEnv) -> tuple[str, ...]:
 def known_fields(env: ConditionEnv) -> list[str]:
     """Every field name a condition may use in `env`."""
     return ([name for name, *_ in FIXED_FIELDS] + ["slots." + name for name in env.slots]
-            + ["profile." + name for name in env.profile])
+            + ["profile." + name for name in env.profile] + [name for name, *_ in LATE_FIELDS])
 
 
 # ---------------------------------------------------------------------------------------

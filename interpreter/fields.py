@@ -3,8 +3,8 @@ type check, the IR checks and the runtime.
 
 In: nothing (constants), or a program's slots and counts (`field_types`), or an opcode tree
 (`check_condition`). Out: the field catalogue (`FIXED_FIELDS`, then one field per slot from
-`SLOT_FIELD_BASE`), the operators and which kind each applies to (`operator_applies`), and
-what is wrong with a condition, in words, or None.
+`SLOT_FIELD_BASE`, one per profile field, then `LATE_FIELDS`), the operators and which kind
+each applies to (`operator_applies`), and what is wrong with a condition, in words, or None.
 After: nothing is decoded or compiled here; `interpreter.ir` re-exports every public name, so
 `ir.FIELD_INDEX` and the like read as before.
 """
@@ -97,6 +97,33 @@ FIXED_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
 )
 FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(FIXED_FIELDS)}
 SLOT_FIELD_BASE = len(FIXED_FIELDS)
+# System fields added since format 6, after the slots and profile fields: a fixed field put
+# before the slots would renumber every slot field of the files formats 4-6 wrote. Their
+# indices: `late_field_index`; same tuple layout as FIXED_FIELDS.
+LATE_FIELDS: tuple[tuple[str, str, str | None, bool], ...] = (
+    ("system.slot_declined", "boolean", None, False),  # SPEC 18.3: a bare decline this turn
+)
+LATE_FIELD_INDEX: dict[str, int] = {f[0]: i for i, f in enumerate(LATE_FIELDS)}
+
+
+def late_field_index(name: str, slot_count: int, profile_count: int) -> int:
+    """The field index of a `LATE_FIELDS` entry in a program of so many slots and profile
+    fields: after all of them."""
+    return SLOT_FIELD_BASE + slot_count + profile_count + LATE_FIELD_INDEX[name]
+
+
+def field_name(program: Any, index: int) -> str:
+    """Display name of a field index of `program` (an `ir.Program`)."""
+    if index < SLOT_FIELD_BASE:
+        return FIXED_FIELDS[index][0]
+    index -= SLOT_FIELD_BASE
+    if index < len(program.slots):
+        return "slots." + program.slots[index].name
+    index -= len(program.slots)
+    if index < len(program.profile):
+        return "profile." + program.profile[index].name
+    return LATE_FIELDS[index - len(program.profile)][0]
+
 # Enum domains whose literals (and facts) are indices: an intent, act or node index. The other
 # enums (skill.status, nlu.safety, enum slots) keep their members as strings.
 INTERNED_DOMAINS = frozenset({"intents", "acts", "nodes"})
@@ -136,7 +163,7 @@ def field_types(slots: Sequence[Any], intent_count: int, node_count: int,
     unfilled slot reads as null), then one per profile field (`profile.NAME`, SPEC 8.1:
     nullable, a value the session was not given reads as null)."""
     return (*_fixed_field_types(intent_count, node_count), *map(_slot_field, slots),
-            *(_slot_field(field, "profile.") for field in profile))
+            *(_slot_field(field, "profile.") for field in profile), *_LATE_FIELD_TYPES)
 
 
 @functools.lru_cache(maxsize=64)
@@ -145,6 +172,10 @@ def _fixed_field_types(intent_count: int, node_count: int) -> tuple[FieldType, .
                "skill_status": frozenset(SKILL_STATUSES), "safety": frozenset(SAFETY_VALUES)}
     return tuple(FieldType(name, kind, nullable, domain, members.get(domain))
                  for name, kind, domain, nullable in FIXED_FIELDS)
+
+
+_LATE_FIELD_TYPES = tuple(FieldType(name, kind, nullable, domain, None)
+                          for name, kind, domain, nullable in LATE_FIELDS)
 
 
 def _slot_field(slot: Any, prefix: str = "slots.") -> FieldType:  # an ir.Slot

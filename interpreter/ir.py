@@ -5,7 +5,7 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 6; formats 4 and 5 still load, see FORMAT_VERSION): the magic `MGIR`,
+File layout (format 7; formats 4 to 6 still load, see FORMAT_VERSION): the magic `MGIR`,
 the format version as two big-endian bytes, then one MessagePack `Envelope` holding the
 compiler version, the SHA-256 of the canonical source, the SHA-256 of the body and the body:
 a MessagePack `Body`, the program with each node kept as its own MessagePack blob, a node
@@ -60,18 +60,19 @@ from . import MagoError
 from . import patterns
 from .fields import (  # noqa: F401
     ACTS, BUILTIN_SKILLS, FIELD_INDEX, FIXED_FIELDS, INT_MAX, INT_MIN, INT_RANGE_HINT,
-    INTERNED_DOMAINS, ITEM_TYPES, LIST_OPERATORS, MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS,
-    NORMALIZERS, NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
+    INTERNED_DOMAINS, ITEM_TYPES, LATE_FIELD_INDEX, LATE_FIELDS, LIST_OPERATORS,
+    MAX_CONDITION_DEPTH, NO_VALUE_OPERATORS, NORMALIZERS, NUMERIC_KINDS, OP_AND, OP_LEAF, OP_NOT, OP_OR, OPERATORS, ORDERING_OPERATORS,
     SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
     TEMPORAL_KINDS, TEXT_KINDS, TODAY, VALUE_TYPES, FieldType, Intent, Line, Lines,
     SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry, _name, _shown,
-    check_condition, field_types, fits_int64, operator_applies)
+    check_condition, field_name, field_types, fits_int64, late_field_index, operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 6  # 3: safety (SPEC 10); 4: tasks (8), variants (9); 5: understanding (13),
-# skills and the designer's language (14); 6: dates and times (14.1), values in context (18)
-OLDEST_FORMAT_VERSION = 4  # format 4 and 5 bodies decode as 6: new fields are trailing defaults
+FORMAT_VERSION = 7  # 3: safety (SPEC 10); 4: tasks (8), variants (9); 5: understanding (13),
+# skills and the designer's language (14); 6: dates and times (14.1), values in context (18);
+# 7: `system.slot_declined` (18.3), a field after the profile (`fields.LATE_FIELDS`)
+OLDEST_FORMAT_VERSION = 4  # format 4-6 bodies decode as 7: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 # The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
@@ -588,13 +589,3 @@ def without_cycle_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def field_name(program: Program, index: int) -> str:
-    """Display name of a field index."""
-    if index < SLOT_FIELD_BASE:
-        return FIXED_FIELDS[index][0]
-    index -= SLOT_FIELD_BASE
-    if index < len(program.slots):
-        return "slots." + program.slots[index].name
-    return "profile." + program.profile[index - len(program.slots)].name

@@ -91,14 +91,16 @@ class NodeTable:
                  "required_names", "collect", "collect_names", "min_turns",
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
-                 "collect_mins", "sets", "on_enter", "slot_labels", "lines", "answers")
+                 "collect_mins", "sets", "on_enter", "slot_labels", "lines", "answers",
+                 "declines")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
 
     def fill(self, node: ir.Node, routes: tuple[Route, ...], slot_names: Sequence[str],
              min_items: Sequence[int], slot_labels: dict | None = None,
-             field_count: int = 0, yes_no: dict | None = None) -> None:
+             field_count: int = 0, yes_no: dict | None = None,
+             declinable: tuple[frozenset, frozenset] = (frozenset(), frozenset())) -> None:
         """Set every slot from the decoded node and its routes (`min_items`: by slot index,
         how many items make a list slot known, 0 for the other slots)."""
         self.node = node
@@ -134,6 +136,10 @@ class NodeTable:
                       for kind, made in node.lines.items()} or None
         # SPEC 18.3-18.4: act -> ((slot, value), ...) a bare affirm or deny stores here
         self.answers = _answers(node.collect_slots, yes_no) if yes_no else None
+        # SPEC 18.3: whether a bare deny here declines (`decline_slots`)
+        optional, answered_by_no = declinable
+        self.declines = not optional.isdisjoint(node.collect_slots) and \
+            answered_by_no.isdisjoint(node.collect_slots)
 
 
 class _UnbuiltTable(NodeTable):
@@ -180,6 +186,14 @@ def yes_no_values(slots: Sequence[ir.Slot]) -> dict[int, tuple[str, Any, Any]]:
     return found
 
 
+def decline_slots(slots: Sequence[ir.Slot]) -> tuple[frozenset, frozenset]:
+    """SPEC 18.3: (the optional slots, the slots with a `deny_value`) by index. A bare deny
+    declines at a node that collects one of the first and none of the second (where a "no"
+    is itself the answer)."""
+    return (frozenset(i for i, s in enumerate(slots) if not s.required),
+            frozenset(i for i, s in enumerate(slots) if s.deny_value is not None))
+
+
 def _answers(collect: Sequence[int], yes_no: dict) -> dict[int, tuple] | None:
     """act index -> ((slot, value), ...) of the node's collect slots (`yes_no_values`)."""
     found: dict[int, tuple] = {}
@@ -198,7 +212,7 @@ class _TableBuilder:
     condition of every transition it has seen, by source index (`SourceFields`)."""
 
     __slots__ = ("nodes", "labels", "field_count", "slot_names", "min_items", "conditions",
-                 "slot_labels", "yes_no")
+                 "slot_labels", "yes_no", "declinable")
 
     def __init__(self, program: ir.Program, field_count: int, slot_names: Sequence[str]):
         self.nodes = program.nodes
@@ -208,6 +222,7 @@ class _TableBuilder:
         self.min_items = tuple(slot.min_items or 0 for slot in program.slots)
         self.slot_labels = {slot.name: slot.labels for slot in program.slots if slot.labels}
         self.yes_no = yes_no_values(program.slots)
+        self.declinable = decline_slots(program.slots)
         self.conditions: dict[int, Any] = {g.source: g.condition
                                            for g in program.global_transitions}
 
@@ -220,7 +235,7 @@ class _TableBuilder:
         except Exception as error:  # a hand-made node: never a traceback
             raise _inconsistent(error) from None
         table.fill(node, routes, self.slot_names, self.min_items, self.slot_labels,
-                   self.field_count, self.yes_no)
+                   self.field_count, self.yes_no, self.declinable)
         for t in node.transitions:
             self.conditions[t.source] = t.condition
 
@@ -280,7 +295,8 @@ class Runtime:
         self.defaults: dict[str, tuple[Any, str | None]] = {
             s.name: (s.default, s.default_profile) for s in program.slots
             if s.default is not None or s.default_profile is not None}
-        self.field_count = ir.SLOT_FIELD_BASE + len(program.slots) + len(program.profile)
+        self.field_count = ir.SLOT_FIELD_BASE + len(program.slots) + len(program.profile) \
+            + len(ir.LATE_FIELDS)
         self.intent_names: tuple[str, ...] = tuple(i.name for i in program.intents)
         self.intent_index = {name: i for i, name in enumerate(self.intent_names)}
         node_ids = ir.node_ids(program)

@@ -157,6 +157,9 @@ F_MIN_TURNS_MET = ir.FIELD_INDEX["system.min_turns_met"]
 F_REQUIRED = ir.FIELD_INDEX["system.required_slots_filled"]
 F_SKILL = ir.FIELD_INDEX["skill.status"]
 F_UPDATED = ir.FIELD_INDEX["system.slots_updated"]
+_NO_LATE_FACTS = [False]  # `ir.LATE_FIELDS` of a turn no NLU ran: nothing declined
+if len(_NO_LATE_FACTS) != len(ir.LATE_FIELDS):
+    raise ImportError("interpreter.routing: the late facts no longer match ir.LATE_FIELDS")
 _CATEGORIES = ir.SAFETY_CATEGORIES  # a tuple: `in` never hashes what a plug-in put there
 SAFETY_NOTE = "null act with a safety finding read as inform"
 
@@ -201,6 +204,8 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
         act, notes = INFORM, (*notes, SAFETY_NOTE)
     update, slots, pending = None, state.slots, state.pending_confirmation
     heard = nlu.slots
+    declined = act == DENY and table.declines and pending is None and not (
+        heard and any(heard.get(name) is not None for name in table.collect_names))
     if table.answers is not None and pending is None and act in table.answers:
         heard = answered(heard, table.answers[act])  # SPEC 18.3-18.4: a bare yes or no
     if (heard and act != SILENCE) or pending is not None:  # step 2, slot part
@@ -229,6 +234,7 @@ def _route_turn(runtime: Runtime, state: DialogueState, nlu: NLUResult,
     facts.extend(map(slots.get, runtime.slot_names))
     if runtime.profile_names:
         facts.extend(map(state.profile.get, runtime.profile_names))
+    facts.append(declined)  # ir.LATE_FIELDS
     rule = runtime.safety_routes.get(safety) if safety is not None else None
     if rule is not None:  # SPEC 10: before the fallback policy and Action END
         kind = STAY if rule.target == table.index else MOVE
@@ -383,7 +389,16 @@ def entry_facts(runtime: Runtime, turn_facts: list, table: NodeTable,
     facts[F_SKILL] = state.skill_status
     facts.extend(map(slots.get, runtime.slot_names))
     facts.extend(map(state.profile.get, runtime.profile_names))
+    facts.extend(late_facts(runtime, turn_facts))
     return facts
+
+
+def late_facts(runtime: Runtime, turn_facts: list) -> list:
+    """The `ir.LATE_FIELDS` part of a turn's facts (a turn's own: `system.slot_declined` is
+    true for that turn, at the node entered too); none for an opening's."""
+    if len(turn_facts) != runtime.field_count:
+        return _NO_LATE_FACTS
+    return turn_facts[runtime.field_count - len(ir.LATE_FIELDS):]
 
 
 # The facts of an opening (no NLU ran): a first turn at the node, nothing heard.
@@ -404,6 +419,7 @@ def speaker_facts(runtime: Runtime, decision: Decision, table: NodeTable,
         facts = list(turn[:ir.SLOT_FIELD_BASE])
         facts.extend(map(state.slots.get, runtime.slot_names))
         facts.extend(map(state.profile.get, runtime.profile_names))
+        facts.extend(late_facts(runtime, turn))
     if decision.sets:
         facts[F_UPDATED] = True
     return facts

@@ -29,13 +29,17 @@ from interpreter.understanding.safety import detector_for
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 SCENARIO_FILES = {"support_bot": "support_bot.json", "senimate": "senimate.json",
-                  "clinic": "clinic_booking.json", "email_compose": "email_compose.json"}
+                  "clinic": "clinic_booking.json", "email_compose": "email_compose.json",
+                  "med_reminder": "med_reminder.json", "pharmacy_refill": "pharmacy_refill.json"}
+SLOT_KINDS = ("enum", "boolean", "free_text", "typed")
 
 
 @cache
 def program(name: str, with_patterns: bool = False) -> ir.Program:
     """The shipped scenario `name`, compiled; without its intent patterns unless asked."""
-    result = check_file(str(ROOT / "scenarios" / SCENARIO_FILES[name]))
+    # the scenarios of the tree whose interpreter is imported (`nlu_eval.py --code DIR`)
+    scenarios = Path(ir.__file__).resolve().parents[1] / "scenarios"
+    result = check_file(str(scenarios / SCENARIO_FILES[name]))
     assert not result.errors, result.diagnostics
     built = result.program()
     if with_patterns:
@@ -61,7 +65,8 @@ def context(name: str, node_id: str) -> Ctx:
 
 
 def rows(kind: str, part: str, language: str) -> list[dict[str, Any]]:
-    """The lines of `tests/data/{part}_{kind}_{language}.jsonl` (kind: intents, safety)."""
+    """The lines of `tests/data/{part}_{kind}_{language}.jsonl` (kind: intents, safety,
+    slots)."""
     path = DATA / f"{part}_{kind}_{language}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
@@ -109,6 +114,55 @@ def safety_report(part: str, language: str) -> dict[str, Any]:
             "traps": traps["n"], "false_alarms": traps["alarms"],
             "false_alarm_rate": _ratio(traps["alarms"], traps["n"], empty=0.0),
             "misses": misses}
+
+
+@cache
+def _runtime(name: str):
+    from interpreter.loader import Runtime
+
+    return Runtime(program(name), name)
+
+
+def stored_slots(name: str, node_id: str, text: str) -> dict[str, Any]:
+    """What a turn at the node stores, before validation: the rules NLU's values, with the
+    engine's `affirm_value` / `deny_value` / `none_value` for a bare yes or no (SPEC 18.3-4)."""
+    result = nlu(name).parse(text, context(name, node_id))
+    found = dict(result.slots)
+    runtime = _runtime(name)
+    table = runtime.nodes[runtime.node_index[node_id]]
+    act = "deny" if result.dialogue_act == "negate" else result.dialogue_act
+    answers = getattr(table, "answers", None) or {}
+    for slot, value in answers.get(ir.ACTS.index(act) if act in ir.ACTS else -1, ()):
+        if found.get(slot) is None:
+            found[slot] = value
+    return found
+
+
+def _same_slots(got: dict[str, Any], want: dict[str, Any]) -> bool:
+    """Equal slot dicts, free text compared without spacing and punctuation."""
+    def key(value: Any) -> Any:
+        if isinstance(value, str) and not isinstance(value, bool):
+            return "".join(ch for ch in value if ch.isalnum()).lower()
+        return value
+    return {k: key(v) for k, v in got.items()} == {k: key(v) for k, v in want.items()}
+
+
+def slot_report(part: str, language: str) -> dict[str, Any]:
+    """Slot accuracy per kind (enum, boolean, free text, typed) and per note (plain,
+    negated, declined, excluded, yes_no): a line is right when the whole stored dict equals
+    its label."""
+    path = DATA / f"{part}_slots_{language}.jsonl"
+    per: dict[str, Counter] = {}
+    misses = []
+    for row in rows("slots", part, language) if path.exists() else ():
+        got = stored_slots(row["scenario"], row["node"], row["text"])
+        right = _same_slots(got, row["slots"])
+        for key in (row["kind"], "note:" + row["note"], "all"):
+            per.setdefault(key, Counter()).update(n=1, right=int(right))
+        if not right:
+            misses.append((row["node"], row["text"], row["slots"], got))
+    return {"accuracy": {k: _ratio(v["right"], v["n"]) for k, v in per.items()},
+            "support": {k: v["n"] for k, v in per.items()}, "misses": misses}
 
 
 def _ratio(top: int, bottom: int, empty: float = 1.0) -> float:

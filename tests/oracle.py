@@ -62,7 +62,8 @@ Progressive tasks (SPEC 8), modelled from the scenario JSON like the rest:
 - `system.idle_seconds`: `turn(..., idle=SECONDS)` is the pause before the turn; the fact is
   its whole seconds, 0 when the session had no turn before (IMPL: `int`, never negative).
   `system.slots_updated`: the slot step stored or changed a value (an affirmed confirmation
-  counts; defaults do not).
+  counts; defaults do not). `system.slot_declined` (18.3): see `declined`; true for the
+  turn, at the node it enters too; false at an opening.
 - lists (8.2): one item or a list of items, each checked by the item type (one bad item drops
   the whole value), repeats removed, an empty list is nothing heard; `append` (the default
   for lists) adds the new items, and a result beyond `max_items` is dropped (IMPL: the whole
@@ -528,6 +529,17 @@ class Oracle:
                 extracted[name] = value
         return extracted
 
+    def declined(self, node_id: str, act: str, pending: Any, extracted: dict) -> bool:
+        """SPEC 18.3 `system.slot_declined`: a deny, nothing pending, at a node collecting an
+        optional slot and no slot with a `deny_value` (there a "no" is the answer), that
+        gave none of the node's collect slots a value."""
+        collect = self.nodes[node_id].get("collect_slots", [])
+        slots = [self.slots.get(name, {}) for name in collect]
+        return (act == "deny" and pending is None
+                and any(slot.get("policy") != "required" for slot in slots)
+                and all(slot.get("deny_value") is None for slot in slots)
+                and all(extracted.get(name) is None for name in collect))
+
     def fill_slots(self, state: dict, act: str, extracted: dict) -> tuple[dict, Any, bool, bool]:
         """(slots, pending, asked, updated): step 2's slot part."""
         slots, pending, asked, updated = dict(state["slots"]), state["pending"], False, False
@@ -605,6 +617,7 @@ class Oracle:
         here = state["node"]
         params = self.params(here)
         act, intent, extracted, safety = self.read_nlu(text, nlu)
+        declined = self.declined(here, act, state["pending"], extracted)
         if state["pending"] is None and act in ("affirm", "deny"):
             extracted = self.yes_no(here, act, extracted)
         slots, pending, asked, updated = self.fill_slots(
@@ -624,7 +637,8 @@ class Oracle:
         def facts(turn_limit: bool, exhausted: bool = fallback) -> dict:
             found = self.facts(new, text, nlu, act, intent, exhausted, missing)
             found.update({"nlu.safety": safety or "none", "system.turn_limit_reached": turn_limit,
-                          "system.slots_updated": updated, "system.idle_seconds": idle_seconds})
+                          "system.slots_updated": updated, "system.idle_seconds": idle_seconds,
+                          "system.slot_declined": declined})
             return found
         if safety in self.safety:  # SPEC 10: first, before the fallback policy and Action END
             new["retries"] = retries
@@ -678,6 +692,7 @@ class Oracle:
             "system.turn_limit_reached": new["turn_limit"],
             "system.min_turns_met": new["node_turns"] >= self.params(here)["min_turns"],
             "system.required_slots_filled": not missing, "skill.status": new["skill"],
+            "system.slot_declined": False,
         }
         facts.update(self.value_facts(new))
         return facts

@@ -124,7 +124,7 @@ from hypothesis import strategies as st
 from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or
 from compiler.condition_messages import CONDITION_KEYS, KEYWORDS, MAX_DEPTH, OPERATOR_SYNTAX
 from compiler import schema as _schema
-from interpreter.ir import ACTS, FIXED_FIELDS, OPERATORS, SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES
+from interpreter.ir import ACTS, FIXED_FIELDS, LATE_FIELDS, OPERATORS, SAFETY_CATEGORIES, SAFETY_VALUES, SKILL_STATUSES
 
 __all__ = [
     "ScenarioFacts", "ConditionContext", "MUTATION_CODES",
@@ -267,7 +267,7 @@ class ConditionContext:
 
     def fields(self) -> list[str]:
         return [f[0] for f in FIXED_FIELDS] + ["slots." + s for s in self.slots] + [
-            "profile." + p for p in self.profile]
+            "profile." + p for p in self.profile] + [f[0] for f in LATE_FIELDS]
 
     def declared(self, name: str) -> dict:
         """The slot or profile field definition behind `slots.NAME` / `profile.NAME`."""
@@ -277,7 +277,7 @@ class ConditionContext:
 
     def field_kind(self, name: str) -> tuple[str, bool]:
         """(kind, nullable)."""
-        for fname, kind, _domain, nullable in FIXED_FIELDS:
+        for fname, kind, _domain, nullable in (*FIXED_FIELDS, *LATE_FIELDS):
             if fname == name:
                 return kind, nullable
         return self.declared(name)["value_type"], True
@@ -2821,3 +2821,28 @@ def event_histories(draw, max_sessions: int = 12, max_turns: int = 8) -> list[di
                 break
             node = after
     return sorted(made, key=lambda event: (event["time"], event["session_id"], event["turn"]))
+
+
+# --- answers read by the rules NLU (SPEC 18): negated, declined, excluded, plain ---------------
+
+# Said to the reminder bot (med_reminder, Korean) and the refill bot (pharmacy_refill,
+# English) at any of their nodes: values negated however spaced, bare declines, excluded
+# phrases, yes and no, and plain values, so that the engine's own rules NLU reads them in
+# context and the oracle follows what it read (tests/test_differential.py).
+VALUE_ANSWERS = {
+    "ko": ("아직 안 먹었어", "아직 안먹었어", "안 먹었어요", "먹지 않았어", "아직 못 먹었어요",
+           "깜빡하고 못 먹었어", "먹었어", "네 먹었어요", "밥은 먹었어", "먹었나 모르겠네", "응",
+           "아니", "없어", "아니 없어", "딱히 없어요", "아니요", "점심 먹고 먹을게",
+           "속이 좀 쓰려요", "안 아파요", "고마워요", "안녕히 계세요"),
+    "en": ("riverside", "riverside?", "not downtown, riverside", "I don't want riverside",
+           "I don't want delivery", "delivery?", "I'll pick it up", "no", "none", "nothing",
+           "yes", "it's 10 Pine Road", "my date of birth is actually 1984-07-12", "07/21/1984",
+           "RX1234567", "I need a refill of RX1234567 for the riverside branch",
+           "I haven't decided on delivery", "thanks, bye"),
+}
+
+
+def value_answers(language: str, max_turns: int = 10) -> st.SearchStrategy[list[dict]]:
+    """Lists of turns (`{"user": TEXT}`) drawn from `VALUE_ANSWERS[language]`."""
+    return st.lists(st.sampled_from(VALUE_ANSWERS[language]).map(lambda t: {"user": t}),
+                    max_size=max_turns)

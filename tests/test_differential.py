@@ -37,7 +37,7 @@ from interpreter.skills.registry import Skill, SkillContext, SkillResult
 from interpreter.skills.weather import WeatherSkill
 from conftest import examples
 from oracle import Oracle
-from strategies import profiles, turn_sequences, valid_scenarios
+from strategies import profiles, turn_sequences, valid_scenarios, value_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
@@ -601,3 +601,47 @@ def test_task_conversations_agree(name):
     profile, turns, expected = TASK_SCRIPTS[name]
     rows = run_side_by_side(comparable(HAND_WRITTEN["tasks_flow"]), turns, False, profile)
     assert [(r[2], r[1], r[5]) for r in rows] == expected
+
+
+# --- values read in context (SPEC 18): the engine's rules NLU, the oracle following it --------
+
+
+@pytest.mark.parametrize("name, language", [("med_reminder", "ko"), ("pharmacy_refill", "en")])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow],
+          deadline=None)
+@given(data=st.data())
+def test_negated_and_declined_answers_agree_turn_by_turn(name, language, data):
+    """The engine reads each answer with its own rules NLU at its node; the oracle is given
+    what the rules NLU reads there and applies SPEC 18.3-18.4 itself (yes/no values,
+    `none_value`, `system.slot_declined`): both agree turn by turn."""
+    from dataclasses import dataclass
+
+    from interpreter.understanding.rules import RulesNLU
+
+    @dataclass(frozen=True)
+    class Ctx:
+        program: object
+        node: object
+
+    scenario = comparable(SHIPPED[name])
+    runtime = compile_runtime(scenario)
+    assert runtime is not None
+    nlu = RulesNLU(runtime.program)
+    engine, oracle = new_engine(runtime, nlu=nlu), Oracle(scenario, runtime.safety.detect)
+    turns = data.draw(value_answers(language), label="turns")
+    opened = engine.start("s")
+    state, step = oracle.start(None, None)
+    assert row(opened) == step_row(step)
+    for i, turn in enumerate(turns):
+        node = runtime.nodes[runtime.node_index[engine.session("s").current_node]].node
+        read = nlu.parse(turn["user"], Ctx(runtime.program, node))
+        said = {"intent": read.intent, "dialogue_act": read.dialogue_act,
+                "slots": dict(read.slots), "confidence": read.confidence}
+        result = take_turn(engine, turn)
+        state, step = oracle.turn(state, turn["user"], said)
+        if read.dialogue_act == "deny" and not read.slots:
+            event("a bare deny (a decline at an optional slot)")
+        assert row(result) == step_row(step), describe(scenario, turns, i, row(result),
+                                                       step_row(step))
+        if result.complete:
+            break

@@ -308,7 +308,7 @@ ACT_ACCURACY_BEFORE = 311 / 312  # 0.997 on the original lines, before intents b
                                   slice(ORIGINAL_LINES, None)], ids=["all", "original", "added"])
 def test_intent_recall_and_precision_on_the_labelled_set(part):
     """Issue 16: intent recall at least 0.90 at precision at least 0.97, on the whole set and
-    on each of its parts (the threshold was calibrated on them: see `rules.MIN_SIMILARITY`)."""
+    on each of its parts (the threshold was calibrated on them: see `intents.MIN_SIMILARITY`)."""
     report = evaluate(load_labelled()[part], NLUS)
     assert report["intent_recall"] >= 0.90, format_report(report)
     assert report["intent_precision"] >= 0.97, format_report(report)

@@ -246,3 +246,47 @@ def test_an_empty_or_broken_route_name_is_e114(name):
     doc["graph"]["nodes"][0]["next_nodes"][0]["name"] = name
     found = [(d.code, d.path) for d in check_source("m.json", json.dumps(doc)).diagnostics]
     assert found == [("E114", "/graph/nodes/0/next_nodes/0/name")]
+
+
+# --- system.slot_declined (18.3) ---------------------------------------------------------------
+
+
+def _declined(turn) -> bool:
+    return turn.decision.facts[ir.late_field_index("system.slot_declined", 3, 0)]
+
+
+@pytest.mark.parametrize("text, declined", [
+    ("없어", True), ("아니 없어", True), ("아니요", True), ("속이 좀 쓰려요", False)])
+def test_a_bare_decline_at_an_optional_slot_sets_slot_declined(text, declined):
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    engine.turn("s", "먹었어")
+    turn = engine.turn("s", text)
+    assert _declined(turn) is declined
+    assert turn.reason == ("next:declined" if declined else "default_next")
+
+
+def test_a_no_that_answers_a_required_slot_declines_nothing():
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    assert _declined(engine.turn("s", "아니")) is False  # med_status is required
+
+
+def test_a_no_declines_unless_a_deny_value_makes_it_the_answer():
+    engine = engine_of("med_reminder")
+    engine.start("s")
+    engine.turn("s", "아직 안 먹었어")
+    assert _declined(engine.turn("s", "아니")) is True  # plan_time is optional: declined
+    doc_engine = engine_of("med_reminder", med_status={"policy": "optional",
+                                                       "deny_value": "not_yet"})
+    doc_engine.start("s")
+    assert _declined(doc_engine.turn("s", "아니")) is False  # "no" is the answer there
+
+
+def test_slot_declined_is_a_condition_field_of_format_7():
+    assert ir.FORMAT_VERSION == 7
+    result = check_source("d.json", json.dumps({
+        "slots": {}, "graph": {"entry": "a", "nodes": [
+            {"id": "a", "responses": {"default": "hi"}, "default_next": "a",
+             "next_nodes": [{"target": "a", "condition": "system.slot_declined == 3"}]}]}}))
+    assert [d.code for d in result.diagnostics if d.code.startswith("E2")]

@@ -66,6 +66,9 @@ ACT_TEXTS = {
            "question": "what is that?", "greet": "hello", "goodbye": "bye", "thank": "thanks",
            "negate": "nope", "silence": "...", None: "hmm"},
 }
+# SPEC 18.1, 18.3: in rules mode a node's answers are also said negated and declined.
+NEGATIONS = {"ko": "안 ", "en": "not "}
+DECLINES = {"ko": ("없어", "아니 없어", "딱히 없어요"), "en": ("none", "nothing", "no, nothing")}
 DEFAULT_STRINGS = ("홍길동", "abc", "오늘 산책했어요", "무릎", "2025-03-14", "서울", "Kim",
                    "report.pdf")
 DEFAULT_EMAILS = ("user@example.com", "kim@test.kr", "a@b.co")
@@ -505,10 +508,13 @@ class InputSpace:
 
     def _rules_turn(self, node: int):
         words, fillers, texts, others, free = self._rules_common
-        answers = _text_turns(t for n in self.runtime.nodes[node].collect_names
-                              for t in self._slot_texts(n))
-        return weighted([words, fillers, texts, answers, answers, others, (SILENCE,), free,
-                         self._safety_pool, self._pause_pool])
+        collected = self.runtime.nodes[node].collect_names
+        said = [t for n in collected for t in self._slot_texts(n)]
+        answers = _text_turns(said)
+        negated = _text_turns(NEGATIONS[self.runtime.language] + t for t in said)
+        declines = _text_turns(DECLINES[self.runtime.language]) if collected else ()
+        return weighted([words, fillers, texts, answers, answers, negated, declines, others,
+                         (SILENCE,), free, self._safety_pool, self._pause_pool])
 
     @cached_property
     def _rules_common(self) -> tuple:

@@ -489,8 +489,9 @@ class EscapeSearch:
             conditions = [t.condition for t in table.node.transitions] + \
                 [g.condition for g in self.runtime.program.global_transitions]
             read = {f for c in conditions for f in condition_fields(c)}
-            slots = [self.runtime.slot_names[f - ir.SLOT_FIELD_BASE] for f in sorted(read)
-                     if f >= ir.SLOT_FIELD_BASE]
+            names = self.runtime.slot_names
+            slots = [names[f - ir.SLOT_FIELD_BASE] for f in sorted(read)
+                     if ir.SLOT_FIELD_BASE <= f < ir.SLOT_FIELD_BASE + len(names)]
             slots += [s for s in table.required_names if s not in slots]
             literals = [v for c in conditions for f, _, v, _ in condition_leaves(c)
                         if f in F_COUNTERS and isinstance(v, (int, float))]

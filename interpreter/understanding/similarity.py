@@ -7,7 +7,7 @@ nothing here knows about programs.
 In: examples at construction (`ExampleIndex`: a key, the intent's index, and the normalised
 words of each), then per turn the utterance's normalised words. Out (`Similar`): per key, the
 best similarity in [0, 1] of its examples to the utterance, and the keys one of whose examples
-the utterance negates; the caller decides what is enough (`rules.MIN_SIMILARITY`). Everything
+the utterance negates; the caller decides what is enough (`intents.MIN_SIMILARITY`). Everything
 derived from the examples (stems, weighted n-grams, an inverted index from n-gram to examples)
 is built once; a turn stems its own words (stems are remembered across turns, 4096 words) and
 looks up only the n-grams it has.
@@ -57,7 +57,7 @@ key is reported in `Similar.negated`, and `rules` rules the intent out for the t
 else of it matched ("취소 안 할래요" contains the example "안 할래요" but refuses to cancel).
 
 The weights were chosen together with the threshold on the labelled set of
-tests/test_nlu_rules.py (see `rules.MIN_SIMILARITY`).
+tests/test_nlu_rules.py (see `intents.MIN_SIMILARITY`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ class EnumReader:
     Polarity (SPEC 18.1): a synonym the utterance negates ("먹었" in "안 먹었어", "delivery"
     in "I don't want delivery") does not name its member; a synonym written negated ("안 먹",
     "not yet") matches only negated forms, however spaced ("안먹었어", "먹지 않았어"). Among
-    the members named, the longest synonym wins, then the first said (see docs/concepts/understanding.md). An utterance
+    the members named, the longest synonym wins, then the one nearest the end of the utterance
+    (SPEC 18.1: "formal, no, casual" is casual). An utterance
     holding one of a member's `not_synonyms` (18.5) never names that member."""
 
     def __init__(self, slot: ir.Slot):
@@ -63,7 +64,7 @@ class EnumReader:
         return found
 
     def read(self, spaced: str) -> str | None:
-        """The member `spaced` names (the longest synonym wins, then the first), or None."""
+        """The member `spaced` names (the longest synonym wins, then the last), or None."""
         found = self.read_span(spaced)
         return found[0] if found else None
 
@@ -76,7 +77,8 @@ class EnumReader:
                 member = self.flip.get(member)
             elif spaced.isascii() and _clause_negated(spaced, match.start()):
                 member = None  # "I haven't decided on delivery" says neither member
-            if member is not None and size > best_size and not self._excluded(member, spaced):
+            # `>=`: on a tie the later match wins (SPEC 18.1: "nearest the end")
+            if member is not None and size >= best_size and not self._excluded(member, spaced):
                 best_size, best = size, (member, match.start(), match.end())
         return best
 

@@ -3,7 +3,7 @@
 In: the files of tests/data read by `tests/nlu_sets.py`. Out: text on stdout, figures beside
 the issue's targets (held-out intent recall >= 0.85 en / 0.90 ko at precision >= 0.97, traps
 given an intent <= 2%, safety recall >= 95% per category, false alarms <= 1%, a parse p50 <=
-300 us). Asserts nothing.
+300 us), and slot accuracy per kind on the slot sets (issue 29). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -91,5 +91,25 @@ def report_sets(misses_of: str | None) -> int:
         for language in ("en", "ko"):
             lines += _intent_lines(part, language, misses_of == part)
             lines += _safety_lines(part, language, misses_of == part)
+    lines += slot_lines(misses_of)
     print("\n".join(lines))
     return 0
+
+
+def slot_lines(misses_of: str | None) -> list[str]:
+    """Issue 29 (SPEC 18): slot accuracy per kind on the slot sets, held-out apart."""
+    lines = []
+    for part in ("tuning", "heldout"):
+        for language in ("en", "ko"):
+            report = nlu_sets.slot_report(part, language)
+            accuracy, support = report["accuracy"], report["support"]
+            shown = [f"{k} {accuracy[k]:.3f} ({support[k]})"
+                     for k in (*nlu_sets.SLOT_KINDS, "all") if k in accuracy]
+            notes = [f"{k[5:]} {accuracy[k]:.3f} ({support[k]})"
+                     for k in sorted(accuracy) if k.startswith("note:")]
+            lines.append(f"{part} {language}: slots " + ", ".join(shown))
+            lines.append("    by note: " + ", ".join(notes))
+            if misses_of == part:
+                lines += [f"    miss [{node}] {text!r}: expected {want}, got {got}"
+                          for node, text, want, got in report["misses"]]
+    return lines
