@@ -193,15 +193,16 @@ def file_events(path: str) -> Iterator[list[ReportEvent]]:
 def line_blocks(stream: BinaryIO) -> Iterator[bytes | memoryview]:
     """A file's bytes as blocks of whole lines of about `BLOCK` bytes. A regular file is
     mapped into memory and the blocks are views of the map (measured: a quarter off the
-    CPU time of reading a million events, which read() copied three times); a pipe is read
-    a block at a time, the line cut at a block's end carried over to the next."""
+    CPU time of reading a million events, which read() copied three times), the pages of
+    each block let go once it is decoded (they stay in the page cache, not in the report's
+    memory); a pipe is read a block at a time, the line cut at a block's end carried over."""
     try:
         whole = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # an empty file, a pipe: read()
         yield from read_blocks(stream)
         return
     with whole, memoryview(whole) as view:
-        start, size = 0, len(whole)
+        start, size, released = 0, len(whole), 0
         while start < size:
             end = whole.rfind(b"\n", start, start + BLOCK) + 1
             if end == 0:  # no newline in a block: a line longer than that, or the last
@@ -209,6 +210,10 @@ def line_blocks(stream: BinaryIO) -> Iterator[bytes | memoryview]:
             with view[start:end] as block:
                 yield block
             start = end
+            decoded = start - start % mmap.PAGESIZE
+            if decoded > released:
+                whole.madvise(mmap.MADV_DONTNEED, released, decoded - released)
+                released = decoded
 
 
 def read_blocks(stream: BinaryIO) -> Iterator[bytes]:
