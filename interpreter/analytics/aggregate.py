@@ -14,9 +14,10 @@ Memory stays constant in the number of events: every figure is a counter bounded
 scenario's size (nodes, edges, reasons, turn counts, ten histogram bins, at most
 `UNMATCHED_KEPT` distinct texts per node, by the space-saving algorithm: exact while a node
 has no more distinct texts than that). The only per-session memory is the sessions heard from
-in the last 30 minutes of event time: a session quiet longer is settled at once (abandoned,
-its drop-off counted) and forgotten, so what is held is bounded by the traffic of half an
-hour, never by the length of the period reported. A session that comes back after that is
+in the last 30 minutes of event time: a session quiet longer is settled (abandoned, its
+drop-off counted) and forgotten at the next sweep (every `SETTLE_EVERY` seconds of event
+time), so what is held is bounded by the traffic of 40 minutes, never by the length of the
+period reported. A session that comes back after that is
 recognised by its event's `idle` (seconds since its previous event) and counted as resumed,
 its abandonment taken back, without having been remembered.
 """
@@ -34,7 +35,9 @@ ABANDON_SECONDS = 1800.0  # SPEC 16: no turn for 30 minutes and not complete
 BINS = 10  # confidence histogram: [0, 0.1), ..., [0.9, 1.0]
 UNMATCHED_KEPT = 100  # distinct unmatched texts counted per node
 UNMATCHED_SHOWN = 10
-SETTLE_EVERY = 60.0  # seconds of event time between two settlings of quiet sessions
+# seconds of event time between two sweeps of the sessions for quiet ones: a sweep looks at
+# every live session (so that an event costs one dict store, not a move to the end)
+SETTLE_EVERY = 600.0
 SETTLED_BATCH = 4096  # abandoned sessions listed before they are folded into counts
 BINNED = 4096  # distinct confidences whose bin is remembered
 
@@ -197,7 +200,8 @@ class Aggregator:
     scenario has few paths) and are spread into the figures once, by `report`. Sessions are
     settled as abandoned every `SETTLE_EVERY` seconds of event time, not at every event: a
     session quiet for 30 minutes that speaks again before it was settled is counted as
-    resumed all the same (the `idle` of its event says so)."""
+    resumed all the same (the `idle` of its event says so), and one settled is counted lost
+    at the node it comes back to, so that when the sweeps run changes no figure."""
 
     def __init__(self, scenario: str | None = None, since: float | None = None,
                  now: float | None = None):
@@ -208,12 +212,12 @@ class Aggregator:
         self.window: float | None = since  # the earliest time an event of this report has
         self._versions: dict[tuple[str, str], Version] = {}  # by (scenario, IR hash)
         self._resumed: dict[tuple[str, str, str, bool], int] = {}  # (.., node, settled) -> n
-        # session id -> its last event (its time, current node, scenario and IR hash), the
-        # least recently heard from first (an entry is re-inserted at each event)
+        # session id -> its last event (its time, current node, scenario and IR hash)
         self._live: dict[str, Event] = {}
         self._settled: list[tuple[str, str, str]] = []  # abandoned: (scenario, hash, node)
         self._abandoned: dict[tuple[str, str, str], int] = {}  # the same, folded into counts
         self._next_settle = float("-inf")
+        self.settle_every = SETTLE_EVERY
         self._binned: dict[float | None, int] = {None: BINS}  # confidence -> its bin
 
     def add(self, event: Event) -> None:
@@ -234,7 +238,7 @@ class Aggregator:
                 if self.window is None:
                     self.window = when
                 self._settle(when - abandon)
-                settle_at = when + SETTLE_EVERY
+                settle_at = when + self.settle_every
             # events come in runs of one version: its entry is looked up when that changes
             if event.ir_hash is not ir_hash or event.scenario is not name:
                 version = self._version(event)
@@ -242,14 +246,13 @@ class Aggregator:
                 shapes, bins = version.shapes, version.bins
             if when > version.last:
                 version.last = when
-            session_id = event.session_id
-            entry = live.pop(session_id, None)
             if event.kind == started_kind:
                 starts = version.starts
                 starts[event.node] = starts.get(event.node, 0) + 1
+                complete = event.complete
             else:
                 if event.idle >= abandon:
-                    self._resume(event, entry)
+                    self._resume(event, live.get(event.session_id))
                 try:
                     bins[binned[event.confidence]] += 1
                 except KeyError:
@@ -264,8 +267,10 @@ class Aggregator:
                     shapes[shape] = [1]
                 if event.text is not None:
                     version.keep(event.node, event.text)
-            if not event.complete:
-                live[session_id] = event  # its last event: time, node, version
+            if complete:
+                live.pop(event.session_id, None)
+            else:
+                live[event.session_id] = event  # its last event: time, node, version
         self.events += counted
         self._next_settle = settle_at
         return self
@@ -306,15 +311,10 @@ class Aggregator:
     def _settle(self, before: float) -> None:
         """Sessions quiet since `before` or earlier: abandoned, and forgotten."""
         live = self._live
-        quiet = []
-        for session_id, entry in live.items():
-            if entry.time > before:
-                break
-            quiet.append(session_id)
+        for session_id in [key for key, entry in live.items() if entry.time <= before]:
+            entry = live.pop(session_id)
             self._settled.append((entry.scenario, entry.ir_hash,
                                   entry.next_node or entry.node))
-        for session_id in quiet:
-            del live[session_id]
         if len(self._settled) > SETTLED_BATCH:
             self._fold_settled()
 

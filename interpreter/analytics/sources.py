@@ -17,12 +17,13 @@ import mmap
 import os
 from datetime import datetime, UTC
 from typing import Any, BinaryIO
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import msgspec
 
 from .. import MagoError
 from .aggregate import Aggregator
+from .ahead import ahead
 from .events import Event, ReportEvent, encode_event
 
 BATCH = 8192  # events decoded per call and tallied per batch
@@ -155,9 +156,10 @@ def feed(aggregator: Aggregator, source: Any, since: float | None = None,
     if isinstance(source, list):
         batches: Iterator[list] = (source[i:i + BATCH] for i in range(0, len(source), BATCH))
     elif source.startswith("sqlite:"):
-        batches = sqlite_events(source.removeprefix("sqlite:").partition("?")[0], since)
+        path = source.removeprefix("sqlite:").partition("?")[0]
+        batches = store_events(lambda: sqlite_batches(path, since))
     elif source.startswith(("redis://", "rediss://", "unix://")):
-        batches = redis_events(source, since, aggregator)
+        batches = store_events(lambda: redis_batches(source, since, aggregator))
     else:
         batches = file_events(source)
     for batch in batches:
@@ -238,17 +240,25 @@ def _one(line: bytes, path: str, number: int) -> ReportEvent:
                           f"({error}); give a file that mgi wrote") from None
 
 
-def sqlite_events(path: str, since: float | None) -> Iterator[list[ReportEvent]]:
-    """The `events` rows of a service's SQLite store, in the order they were written, in
-    batches read in one read transaction (one snapshot, however long the report takes)."""
+def store_events(produce: Callable[[], Iterator[bytes]]) -> Iterator[list[ReportEvent]]:
+    """The events of the JSON array bodies a store joins (`sqlite_batches`,
+    `redis_batches`), read ahead by a thread of their own (`ahead`) while the batch before
+    is decoded and tallied here."""
+    reader = EventReader()
+    for body in ahead(produce):
+        yield reader.array(b"[" + body + b"]")
+
+
+def sqlite_batches(path: str, since: float | None) -> Iterator[bytes]:
+    """The `events` rows, `BATCH` at a time joined into the body of a JSON array by SQLite,
+    read in one read transaction (one snapshot, however long the report takes)."""
     import sqlite3
 
     from ..stores.sqlite_sql import ANY_DELETED, READ_EVENTS, READ_EVENTS_KEPT
 
     if not os.path.exists(path):
         raise SourceError(f"no sqlite store {path}; give the file of `mgi serve --store`")
-    reader, after = EventReader(), 0
-    start = since if since is not None else float("-inf")
+    after, start = 0, since if since is not None else float("-inf")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5,
                                isolation_level=None)
@@ -263,7 +273,7 @@ def sqlite_events(path: str, since: float | None) -> Iterator[list[ReportEvent]]
             if last is None:
                 return
             after = last
-            yield reader.array(b"[" + joined + b"]")
+            yield joined
     except sqlite3.Error as error:
         raise SourceError(f"cannot read events from sqlite store {path}: {error}") from None
     finally:
@@ -286,10 +296,10 @@ return {entries[n][1], table.concat(parts, ',')}
 """
 
 
-def redis_events(url: str, since: float | None,
-                 aggregator: Aggregator) -> Iterator[list[ReportEvent]]:
-    """The events of a Redis store's day streams from the day of `since`, oldest first; the
-    events each stream dropped past its cap are added to `aggregator.lost`."""
+def redis_batches(url: str, since: float | None, aggregator: Aggregator) -> Iterator[bytes]:
+    """The entries of a Redis store's day streams from the day of `since`, oldest first,
+    `BATCH` at a time joined into the body of a JSON array by Redis; the events each stream
+    dropped past its cap are added to `aggregator.lost`."""
     import redis
     from redis.exceptions import RedisError
 
@@ -303,7 +313,6 @@ def redis_events(url: str, since: float | None,
     except (RedisError, OSError, ValueError) as error:
         raise SourceError(f"cannot read events from the redis store: {error}") from None
     first = EVENTS_KEY + events_day(since) if since is not None else ""
-    reader = EventReader()
     try:
         for key in days:
             if key < first:
@@ -316,7 +325,7 @@ def redis_events(url: str, since: float | None,
                 if not found:
                     break
                 start = b"(" + found[0]
-                yield reader.array(b"[" + found[1] + b"]")
+                yield found[1]
     except RedisError as error:
         raise SourceError(f"cannot read events from the redis store: {error}") from None
     finally:
