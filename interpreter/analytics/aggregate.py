@@ -228,11 +228,12 @@ class Aggregator:
         events a report); what few events need (a return, kept text) is a call."""
         if self.scenario is not None or self.since is not None:
             events = self._kept_by_filter(events)
-        live, settle_at, counted = self._live, self._next_settle, 0
+        elif not isinstance(events, list | tuple):
+            events = list(events)
+        live, settle_at = self._live, self._next_settle
         binned, started_kind, abandon = self._binned, STARTED, ABANDON_SECONDS
         version = ir_hash = name = None
         for event in events:
-            counted += 1
             when = event.time
             if when >= settle_at:
                 if self.window is None:
@@ -271,7 +272,7 @@ class Aggregator:
                 live.pop(event.session_id, None)
             else:
                 live[event.session_id] = event  # its last event: time, node, version
-        self.events += counted
+        self.events += len(events)
         self._next_settle = settle_at
         return self
 
