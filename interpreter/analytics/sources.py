@@ -28,8 +28,8 @@ from .events import Event, ReportEvent, encode_event
 
 BATCH = 8192  # events decoded per call and tallied per batch
 BLOCK = 1 << 21  # bytes of an events file read at a time (a few thousand events)
-_LIST = msgspec.json.Decoder(list[ReportEvent])
 _LINES = msgspec.json.Decoder(ReportEvent)
+_PLAIN = (_LINES, msgspec.json.Decoder(list[ReportEvent]))  # of JSON lines, of an array
 # The string fields whose values repeat from event to event (bounded by the scenarios)
 REPEATED = ("scenario", "ir_hash", "kind", "node", "next_node", "reason", "fallback", "safety")
 VOCABULARY = 2048  # distinct values a field is read as a Literal of; past it, a plain string
@@ -48,27 +48,27 @@ class EventReader:
 
     def __init__(self) -> None:
         self.seen: dict[str, set[str]] = {name: set() for name in REPEATED}
-        self.lines_decoder: msgspec.json.Decoder | None = None
-        self.list_decoder: msgspec.json.Decoder | None = None
+        # the decoders of the values learnt: of JSON lines, of a JSON array
+        self.learnt: tuple[msgspec.json.Decoder, msgspec.json.Decoder] | None = None
         self.remade = 0
 
-    def lines(self, chunk: bytes) -> list[ReportEvent]:
+    def lines(self, chunk: bytes | memoryview) -> list[ReportEvent]:
         """The events of JSON lines (msgspec's errors when a line is not one)."""
-        if self.lines_decoder is not None:
-            try:
-                return self.lines_decoder.decode_lines(chunk)
-            except msgspec.ValidationError:
-                pass
-        return self._learn(_LINES.decode_lines(chunk))
+        return self._decode(msgspec.json.Decoder.decode_lines, 0, chunk)
 
     def array(self, blob: bytes) -> list[ReportEvent]:
         """The events of a JSON array of them."""
-        if self.list_decoder is not None:
+        return self._decode(msgspec.json.Decoder.decode, 1, blob)
+
+    def _decode(self, method: Callable, form: int, data: Any) -> list[ReportEvent]:
+        """`method` of the learnt decoder of `form` (0 lines, 1 an array) on `data`; when it
+        meets a value not learnt yet, of the plain decoder, and the values learnt."""
+        if self.learnt is not None:
             try:
-                return self.list_decoder.decode(blob)
+                return method(self.learnt[form], data)
             except msgspec.ValidationError:
                 pass
-        return self._learn(_LIST.decode(blob))
+        return self._learn(method(_PLAIN[form], data))
 
     def _learn(self, batch: list[ReportEvent]) -> list[ReportEvent]:
         if self.remade >= RELEARN:
@@ -83,8 +83,7 @@ class EventReader:
         if grown:
             self.remade += 1
             shape = typed_event(self.seen)
-            self.lines_decoder = msgspec.json.Decoder(shape)
-            self.list_decoder = msgspec.json.Decoder(list[shape])
+            self.learnt = (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))
         return batch
 
 
