@@ -55,8 +55,7 @@ def test_a_caller_that_stops_early_stops_the_worker_and_closes_its_generator():
 
     def produce():
         try:
-            for number in range(1_000_000):
-                yield number
+            yield from range(1_000_000)
         finally:
             closed.set()
 
