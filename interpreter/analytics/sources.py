@@ -218,6 +218,7 @@ def line_blocks(stream: BinaryIO) -> Iterator[bytes | memoryview]:
 
 
 def read_blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """A stream that cannot be mapped, in blocks of whole lines, read `BLOCK` at a time."""
     rest = b""
     while True:
         block = stream.read(BLOCK)
