@@ -20,7 +20,7 @@ from conftest import examples
 from hypothesis import given, settings, strategies as st
 from strategies import event_histories
 
-from interpreter.analytics.aggregate import ABANDON_SECONDS, BINS, Aggregator, median
+from interpreter.analytics.aggregate import ABANDON_SECONDS, BINS, SETTLE_EVERY, Aggregator, median
 from interpreter.analytics.events import Event
 from interpreter.analytics.sources import EventReader, feed
 
@@ -190,3 +190,25 @@ def test_every_source_agrees_with_a_recount(drawn):
         for source in sources:
             report = feed(Aggregator(None, since, now), source, since).report()
             assert_agree(report, events, now, since)
+
+
+@settings(max_examples=examples(100))
+@given(histories, st.sampled_from([0.0, 1.0, 60.0, 1800.0, float("inf")]))
+def test_when_quiet_sessions_are_swept_changes_no_figure(drawn, every):
+    """Sessions are settled as abandoned by sweeps every `SETTLE_EVERY` seconds of event
+    time, not at each event: sweeping at every event, every minute, every half hour or only
+    at the end gives the same report (a session settled, then back, is taken back at the node
+    it was counted lost at)."""
+    events, after, since, cuts = drawn
+    now = max(e["time"] for e in events) + after
+    reports = []
+    for sweep in (SETTLE_EVERY, every):
+        reader, aggregator = EventReader(), Aggregator(None, since, now)
+        aggregator.settle_every = sweep
+        for part in split(events, cuts):
+            if part:
+                aggregator.add_all(reader.array(msgspec.json.encode(part)))
+        report = aggregator.report()
+        report.pop("generated_at")
+        reports.append(report)
+    assert reports[0] == reports[1]

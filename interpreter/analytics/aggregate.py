@@ -14,9 +14,10 @@ Memory stays constant in the number of events: every figure is a counter bounded
 scenario's size (nodes, edges, reasons, turn counts, ten histogram bins, at most
 `UNMATCHED_KEPT` distinct texts per node, by the space-saving algorithm: exact while a node
 has no more distinct texts than that). The only per-session memory is the sessions heard from
-in the last 30 minutes of event time: a session quiet longer is settled at once (abandoned,
-its drop-off counted) and forgotten, so what is held is bounded by the traffic of half an
-hour, never by the length of the period reported. A session that comes back after that is
+in the last 30 minutes of event time: a session quiet longer is settled (abandoned, its
+drop-off counted) and forgotten at the next sweep (every `SETTLE_EVERY` seconds of event
+time), so what is held is bounded by the traffic of 40 minutes, never by the length of the
+period reported. A session that comes back after that is
 recognised by its event's `idle` (seconds since its previous event) and counted as resumed,
 its abandonment taken back, without having been remembered.
 """
@@ -34,7 +35,9 @@ ABANDON_SECONDS = 1800.0  # SPEC 16: no turn for 30 minutes and not complete
 BINS = 10  # confidence histogram: [0, 0.1), ..., [0.9, 1.0]
 UNMATCHED_KEPT = 100  # distinct unmatched texts counted per node
 UNMATCHED_SHOWN = 10
-SETTLE_EVERY = 60.0  # seconds of event time between two settlings of quiet sessions
+# seconds of event time between two sweeps of the sessions for quiet ones: a sweep looks at
+# every live session (so that an event costs one dict store, not a move to the end)
+SETTLE_EVERY = 600.0
 SETTLED_BATCH = 4096  # abandoned sessions listed before they are folded into counts
 BINNED = 4096  # distinct confidences whose bin is remembered
 
@@ -100,7 +103,7 @@ class Tally:
     def turn(self, shape: tuple, count: int) -> None:
         """`count` user turns of one shape (`Aggregator.add_all`): where they were handled,
         the path they took, what they were heard as."""
-        here, next_node, reason, passed, complete, turn, fallback, safety, confidence = shape
+        here, next_node, reason, passed, complete, turn, fallback, safety = shape
         node = self.node(here)
         node.turns += count
         if fallback:
@@ -121,10 +124,6 @@ class Tally:
             self.node(hops[-1]).exits[reasons[len(hops) - 1]] += count
         if safety is not None:
             self.safety[safety] += count
-        if confidence is None:
-            self.no_confidence += count
-        else:
-            self.confidence[confidence] += count
 
     def figures(self, active: int) -> dict[str, Any]:
         started = self.started
@@ -154,15 +153,55 @@ class Tally:
         }
 
 
+class Version:
+    """What the loop of `Aggregator.add_all` counts for one scenario version, in the form
+    cheapest to count in: its first and last event times, {turn shape: [how many]} (a cell,
+    so that a count is one hashing of the shape), the confidence histogram (`BINS` bins,
+    then the turns without a confidence), the sessions started per start node, and the kept
+    texts per node."""
+
+    __slots__ = ("scenario", "ir_hash", "first", "last", "shapes", "bins", "starts", "kept")
+
+    def __init__(self, event: Event):
+        self.scenario, self.ir_hash = event.scenario, event.ir_hash
+        self.first = self.last = event.time
+        self.shapes: dict[tuple, list[int]] = {}
+        self.bins = [0] * (BINS + 1)
+        self.starts: dict[str, int] = {}
+        self.kept: dict[str, Unmatched] = {}
+
+    def keep(self, node: str, text: str) -> None:
+        kept = self.kept.get(node)
+        if kept is None:
+            kept = self.kept[node] = Unmatched()
+        kept.add(text)
+
+    def into(self, tally: Tally) -> None:
+        """Its counts spread into the figures of `tally`."""
+        tally.first, tally.last = self.first, self.last
+        for node, count in self.starts.items():
+            tally.started += count
+            tally.events += count
+            tally.node(node).visits += count
+        for shape, (count,) in self.shapes.items():
+            tally.events += count
+            tally.turn(shape, count)
+        *bins, tally.no_confidence = self.bins
+        tally.confidence = bins
+        tally.unmatched = dict(self.kept)
+
+
 class Aggregator:
     """Feed `add` (or `add_all`) the events in order; `report()` once at the end.
 
-    Speed: a turn event costs one tuple of the fields the figures read (its shape, the
-    confidence as its histogram bin) counted in a dict, and the update of its session's entry;
-    the shapes are few (a scenario has few paths) and are spread into the figures once, by
-    `report`. Sessions are settled as abandoned every `SETTLE_EVERY` seconds of event time,
-    not at every event: a session quiet for 30 minutes that speaks again before it was
-    settled is counted as resumed all the same (the `idle` of its event says so)."""
+    Speed: a turn event costs one tuple of the fields the figures read (its shape) counted in
+    its version's dict, one count in its confidence histogram (the bin of each distinct
+    confidence remembered), and the update of its session's entry; the shapes are few (a
+    scenario has few paths) and are spread into the figures once, by `report`. Sessions are
+    settled as abandoned every `SETTLE_EVERY` seconds of event time, not at every event: a
+    session quiet for 30 minutes that speaks again before it was settled is counted as
+    resumed all the same (the `idle` of its event says so), and one settled is counted lost
+    at the node it comes back to, so that when the sweeps run changes no figure."""
 
     def __init__(self, scenario: str | None = None, since: float | None = None,
                  now: float | None = None):
@@ -171,69 +210,78 @@ class Aggregator:
         self.events = 0
         self.lost = 0  # events a store dropped (a Redis stream past its cap)
         self.window: float | None = since  # the earliest time an event of this report has
-        # IR hash -> [scenario, first time, last time, {turn shape: how many}, IR hash]; a
-        # hash seen under a second scenario name (an inline copy of a registered one) is
-        # in `_others`, by (scenario, IR hash)
-        self._versions: dict[str, list] = {}
-        self._others: dict[tuple[str, str], list] = {}
-        self._started: dict[tuple[str, str, str], int] = {}  # (scenario, hash, node) -> n
+        self._versions: dict[tuple[str, str], Version] = {}  # by (scenario, IR hash)
         self._resumed: dict[tuple[str, str, str, bool], int] = {}  # (.., node, settled) -> n
-        self._kept: dict[tuple[str, str, str], Unmatched] = {}  # (scenario, hash, node)
-        # session id -> its last event (its time, current node, scenario and IR hash), the
-        # least recently heard from first (an entry is re-inserted at each event)
+        # session id -> its last event (its time, current node, scenario and IR hash)
         self._live: dict[str, Event] = {}
         self._settled: list[tuple[str, str, str]] = []  # abandoned: (scenario, hash, node)
         self._abandoned: dict[tuple[str, str, str], int] = {}  # the same, folded into counts
         self._next_settle = float("-inf")
-        self._binned: dict[float | None, int | None] = {None: None}  # confidence -> its bin
+        self.settle_every = SETTLE_EVERY
+        self._binned: dict[float | None, int] = {None: BINS}  # confidence -> its bin
 
     def add(self, event: Event) -> None:
         self.add_all((event,))
 
     def add_all(self, events: Iterable[Event]) -> Aggregator:
         """The loop every event goes through, kept to plain local operations (a million
-        events a report); what few events need (a start, a return, kept text) is a call."""
-        scenario, since, live = self.scenario, self.since, self._live
-        versions, settle_at, counted = self._versions, self._next_settle, 0
-        binned = self._binned
+        events a report); what few events need (a return, kept text) is a call."""
+        if self.scenario is not None or self.since is not None:
+            events = self._kept_by_filter(events)
+        elif not isinstance(events, list | tuple):
+            events = list(events)
+        live, settle_at = self._live, self._next_settle
+        binned, started_kind, abandon = self._binned, STARTED, ABANDON_SECONDS
+        version = ir_hash = name = None
         for event in events:
             when = event.time
-            if (scenario is not None and event.scenario != scenario) or (
-                    since is not None and when < since):
-                continue
-            counted += 1
             if when >= settle_at:
                 if self.window is None:
                     self.window = when
-                self._settle(when - ABANDON_SECONDS)
-                settle_at = when + SETTLE_EVERY
-            version = versions.get(event.ir_hash)
-            if version is None or version[0] != event.scenario:
+                self._settle(when - abandon)
+                settle_at = when + self.settle_every
+            # events come in runs of one version: its entry is looked up when that changes
+            if event.ir_hash is not ir_hash or event.scenario is not name:
                 version = self._version(event)
-            if when > version[2]:
-                version[2] = when
-            entry = live.pop(event.session_id, None)
-            if event.kind == STARTED:
-                self._start(event)
+                name, ir_hash = event.scenario, event.ir_hash
+                shapes, bins = version.shapes, version.bins
+            if when > version.last:
+                version.last = when
+            if event.kind == started_kind:
+                starts = version.starts
+                starts[event.node] = starts.get(event.node, 0) + 1
+                complete = event.complete
             else:
-                if event.idle >= ABANDON_SECONDS:
-                    self._resume(event, entry)
+                if event.idle >= abandon:
+                    self._resume(event, live.get(event.session_id))
                 try:
-                    bin_ = binned[event.confidence]
+                    bins[binned[event.confidence]] += 1
                 except KeyError:
-                    bin_ = self._bin(event.confidence)
-                shape = (event.node, event.next_node, event.reason, event.passed,
-                         event.complete, event.turn if event.complete else 0,
-                         event.fallback is not None, event.safety, bin_)
-                shapes = version[3]
-                shapes[shape] = shapes.get(shape, 0) + 1
+                    bins[self._bin(event.confidence)] += 1
+                complete = event.complete
+                shape = (event.node, event.next_node, event.reason, event.passed, complete,
+                         event.turn if complete else 0, event.fallback is not None,
+                         event.safety)
+                try:
+                    shapes[shape][0] += 1
+                except KeyError:
+                    shapes[shape] = [1]
                 if event.text is not None:
-                    self._keep(event)
-            if not event.complete:
+                    version.keep(event.node, event.text)
+            if complete:
+                live.pop(event.session_id, None)
+            else:
                 live[event.session_id] = event  # its last event: time, node, version
-        self.events += counted
+        self.events += len(events)
         self._next_settle = settle_at
         return self
+
+    def _kept_by_filter(self, events: Iterable[Event]) -> list[Event]:
+        """The events of the scenario asked for, from the start time asked for."""
+        scenario, since = self.scenario, self.since
+        return [event for event in events
+                if (scenario is None or event.scenario == scenario)
+                and (since is None or event.time >= since)]
 
     def _bin(self, confidence: float) -> int:
         """The histogram bin of a confidence, remembered for the next event that has the
@@ -243,25 +291,15 @@ class Aggregator:
             self._binned[confidence] = bin_
         return bin_
 
-    def _version(self, event: Event) -> list:
-        """The tally entry of an event's scenario version, made on its first event."""
+    def _version(self, event: Event) -> Version:
+        """The entry of an event's scenario version, made on its first event."""
         key = (event.scenario, event.ir_hash)
-        found = self._versions.get(event.ir_hash)
+        found = self._versions.get(key)
         if found is None:
-            found = self._versions[event.ir_hash] = [event.scenario, event.time, event.time,
-                                                     {}, event.ir_hash]
-        elif found[0] != event.scenario:
-            found = self._others.get(key)
-            if found is None:
-                found = self._others[key] = [event.scenario, event.time, event.time, {},
-                                             event.ir_hash]
+            found = self._versions[key] = Version(event)
         return found
 
-    def _start(self, event: Event) -> None:
-        key = (event.scenario, event.ir_hash, event.node)
-        self._started[key] = self._started.get(key, 0) + 1
-
-    def _resume(self, event: Event, entry: tuple | None) -> None:
+    def _resume(self, event: Event, entry: Event | None) -> None:
         """A session back after 30 minutes (`entry`: its place among the live ones, None
         once settled). Settled earlier in this report (its previous event is in the report's
         window), its abandonment is taken back: the node it is back at is the one it was
@@ -271,25 +309,13 @@ class Aggregator:
         key = (event.scenario, event.ir_hash, event.node, entry is None)
         self._resumed[key] = self._resumed.get(key, 0) + 1
 
-    def _keep(self, event: Event) -> None:
-        key = (event.scenario, event.ir_hash, event.node)
-        kept = self._kept.get(key)
-        if kept is None:
-            kept = self._kept[key] = Unmatched()
-        kept.add(event.text)
-
     def _settle(self, before: float) -> None:
         """Sessions quiet since `before` or earlier: abandoned, and forgotten."""
         live = self._live
-        quiet = []
-        for session_id, entry in live.items():
-            if entry.time > before:
-                break
-            quiet.append(session_id)
+        for session_id in [key for key, entry in live.items() if entry.time <= before]:
+            entry = live.pop(session_id)
             self._settled.append((entry.scenario, entry.ir_hash,
                                   entry.next_node or entry.node))
-        for session_id in quiet:
-            del live[session_id]
         if len(self._settled) > SETTLED_BATCH:
             self._fold_settled()
 
@@ -305,45 +331,23 @@ class Aggregator:
         self._settle(now - ABANDON_SECONDS)
         self._fold_settled()
         tallies: dict[tuple[str, str], Tally] = {}
-
-        def tally(scenario: str, ir_hash: str) -> Tally:
-            found = tallies.get((scenario, ir_hash))
-            if found is None:
-                found = tallies[scenario, ir_hash] = Tally(scenario, ir_hash)
-                entry = self._versions.get(ir_hash)
-                if entry is None or entry[0] != scenario:
-                    entry = self._others.get((scenario, ir_hash))
-                if entry is not None:
-                    found.first, found.last = entry[1], entry[2]
-            return found
-
-        for (scenario, ir_hash, node), count in self._started.items():
-            version = tally(scenario, ir_hash)
-            version.started += count
-            version.events += count
-            version.node(node).visits += count
-        for entry in [*self._versions.values(), *self._others.values()]:
-            for shape, count in entry[3].items():
-                version = tally(entry[0], entry[4])
-                version.events += count
-                version.turn(shape, count)
+        for key, version in self._versions.items():
+            tallies[key] = Tally(*key)
+            version.into(tallies[key])
         for (scenario, ir_hash, node), count in self._abandoned.items():
-            version = tally(scenario, ir_hash)
-            version.abandoned += count
-            version.node(node).drop_offs += count
+            tally = tallies[scenario, ir_hash]
+            tally.abandoned += count
+            tally.node(node).drop_offs += count
         for (scenario, ir_hash, node, settled), count in self._resumed.items():
-            version = tally(scenario, ir_hash)
-            version.resumed += count
+            tally = tallies[scenario, ir_hash]
+            tally.resumed += count
             if settled:
-                version.abandoned -= count
-                version.node(node).drop_offs -= count
-        for (scenario, ir_hash, node), kept in self._kept.items():
-            tally(scenario, ir_hash).unmatched[node] = kept
+                tally.abandoned -= count
+                tally.node(node).drop_offs -= count
         active: dict[tuple[str, str], int] = {}
         for entry in self._live.values():
-            scenario, ir_hash = entry.scenario, entry.ir_hash
-            tally(scenario, ir_hash)
-            active[scenario, ir_hash] = active.get((scenario, ir_hash), 0) + 1
+            key = (entry.scenario, entry.ir_hash)
+            active[key] = active.get(key, 0) + 1
         versions = sorted(tallies.values(), key=lambda t: (t.scenario, t.first or 0))
         return {"generated_at": stamp(time.time()), "now": stamp(now),
                 "since": stamp(self.since), "scenario": self.scenario,

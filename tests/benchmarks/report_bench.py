@@ -6,7 +6,7 @@ from the repository root. It makes N events (default 1,000,000) as `mgi serve` a
 days, each going some way and then completing or stopping (abandoned), with fallbacks and
 kept texts among them. They go into each source `mgi report` reads: a JSON-lines file
 (`mgi run --events`), a SQLite store's `events` table and a Redis store's day streams (a real
-`redis-server` on a free loopback port). Then, for N/10 and for N events of each source, it
+`redis-server` on a free loopback port). Then, for N/4 and for N events of each source, it
 runs `mgi report SOURCE --format json` in a fresh process and prints the wall time, the CPU
 time (user + system) and the peak resident memory of that process (`os.wait4`), the events per
 second, and the load average at that moment (the machine is shared: under load the wall time
@@ -18,7 +18,7 @@ edges, reasons, turn counts, histogram bins, at most 100 texts per node) and, pe
 only those heard from in about the last 30 minutes of event time (`analytics.aggregate`);
 the events are read a batch (`sources.BATCH`) at a time from every source. The generator
 keeps about the same number of sessions open at any time whatever N is, so the peak of the
-N/10 run and of the N run should be the same, and only the time grows (linearly).
+N/4 run and of the N run should be the same, and only the time grows (linearly).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ PATH = ["greeting", "collect_patient_info", "collect_visit_info", "collect_conta
         "ask_note", "confirm_booking", "booking_done"]
 HASH = "e" * 64
 TARGET_SECONDS = 5.0
-SIZES = (10, 1)  # N/10, then N
+SIZES = (4, 1)  # N/4, then N (250,000 and 1,000,000 events by default)
 
 
 def session_events(number: int, start: float, rng: random.Random) -> list[dict]:
