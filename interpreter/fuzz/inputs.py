@@ -31,8 +31,6 @@ engine's rule checks them); a session starts with a profile drawn from the decla
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from functools import cached_property
 from typing import Any, NamedTuple
 from collections.abc import Iterator
@@ -43,12 +41,10 @@ from .. import ir
 from ..understanding import lexicon as lex
 from ..understanding.safety_lexicon import SAMPLES
 from ..loader import Runtime
-from ..slots import SlotRule, check_value
+from .values import slot_values, transcript_safe, value_text
 
 GENERATED, RULES = "generated", "rules"
 
-_COMMENT = re.compile(r"(^|\s)#")  # the transcript comment rule: see fuzz.properties._strip_comment
-# Acts an NLU may give spoken input (`silence` there is read as null, `negate` as deny).
 SPOKEN_ACTS = tuple(a for a in ir.ACTS if a != "null") + ("negate",)
 F_INTENT = ir.FIELD_INDEX["nlu.intent"]
 F_ACT = ir.FIELD_INDEX["nlu.dialogue_act"]
@@ -69,9 +65,6 @@ ACT_TEXTS = {
 # SPEC 18.1, 18.3: in rules mode a node's answers are also said negated and declined.
 NEGATIONS = {"ko": "안 ", "en": "not "}
 DECLINES = {"ko": ("없어", "아니 없어", "딱히 없어요"), "en": ("none", "nothing", "no, nothing")}
-DEFAULT_STRINGS = ("홍길동", "abc", "오늘 산책했어요", "무릎", "2025-03-14", "서울", "Kim",
-                   "report.pdf")
-DEFAULT_EMAILS = ("user@example.com", "kim@test.kr", "a@b.co")
 
 
 class UserTurn(NamedTuple):
@@ -108,10 +101,6 @@ def weighted(kinds: list) -> Any:
         return item if isinstance(item, UserTurn) else draw(item)
     return pick()
 
-
-def transcript_safe(text: str) -> bool:
-    """Whether `text` survives as a transcript line (`user: TEXT`) unchanged."""
-    return text == text.strip() and text.isprintable() and not _COMMENT.search(text)
 
 
 # --- what the scenario's conditions compare with -------------------------------------------
@@ -182,85 +171,7 @@ def end_intents(runtime: Runtime) -> tuple[str, ...]:
     return tuple(runtime.intent_names[i] for i in sorted(found))
 
 
-# --- slot values -----------------------------------------------------------------------------
-
-
-def _candidates(rule: SlotRule, compared: list) -> list:
-    """Values worth trying for a slot, valid or not: bounds, members, compared literals; for a
-    list slot (SPEC 8.2) its items' candidates alone, the first two together, and none."""
-    if rule.item is not None:
-        items = _candidates(rule.item, compared)
-        return items + [items[:2], []]
-    kind, low, high = rule.kind, rule.min, rule.max
-    if kind == "enum":
-        members = list(rule.slot.values)
-        return members + [m[:-1] if len(m) > 1 else m + "x" for m in members] + \
-            [m + "s" for m in members] + [1, None]
-    if kind == "boolean":
-        return [True, False, "maybe", 2, None]
-    if kind in ("integer", "number"):
-        step = 1 if kind == "integer" else 0.5
-        numbers = [b for b in (low, high) if b is not None]
-        if low is not None and high is not None:
-            numbers.append((low + high) // 2 if kind == "integer" else (low + high) / 2)
-        numbers += [n for n in compared if isinstance(n, (int, float)) and not isinstance(n, bool)]
-        numbers += [0, 1, 7]
-        near = [n + d for n in numbers for d in (0, -step, step)]
-        return near + ["many", 1.5 if kind == "integer" else "1,5", True, [1], None]
-    if kind in ("date", "time"):
-        return _temporal_candidates(rule, compared)
-    if kind == "email":
-        texts = [v for v in compared if isinstance(v, str)]
-        return texts + list(DEFAULT_EMAILS) + ["not-an-email", "a@b", 42, "x" * 101, None]
-    texts = [v for v in compared if isinstance(v, str)]
-    longest = (rule.max_length or 20) + 1
-    return texts + list(DEFAULT_STRINGS) + ["x" * max(rule.min_length or 1, 1),
-                                            "y" * longest, "", 42, None]
-
-
-def _temporal_candidates(rule: SlotRule, compared: list) -> list:
-    """SPEC 14.1: a date slot's bounds on the fuzz clock's day and their neighbours, the
-    compared literals, today; a time slot's bounds, noon and the ends of the day; and values
-    that are none (an impossible day, a number, a word)."""
-    from ..understanding.dates import resolve, today
-
-    texts = [v for v in compared if isinstance(v, str)]
-    if rule.kind == "time":
-        return texts + [b for b in rule.bounds if b] + ["12:00", "00:00", "23:59", "09:30",
-                                                        "25:00", 930, None]
-    days = [dt.date.fromisoformat(resolve(b)) for b in rule.bounds if b] + [today()]
-    days += [day + dt.timedelta(days=d) for day in list(days) for d in (-1, 1)]
-    least, most = rule.bounds
-    if least and most:
-        low, high = dt.date.fromisoformat(resolve(least)), dt.date.fromisoformat(resolve(most))
-        days.append(low + (high - low) / 2)
-    return texts + [day.isoformat() for day in days] + ["1962-02-30", "yesterday", 19620304, None]
-
-
-class SlotValues(NamedTuple):
-    """A slot's values to try, checked with the engine's own rule (`slots.check_value`)."""
-
-    valid: tuple
-    invalid: tuple
-    pattern: Any  # a strategy of valid strings drawn from the slot's pattern, or None
-
-
-def slot_values(rule: SlotRule, compared: list) -> SlotValues:
-    valid: dict = {}
-    invalid: dict = {}
-    for value in _candidates(rule, compared):
-        ok, stored, _ = check_value(rule, value) if value is not None else (False, None, "")
-        if ok and stored != []:  # an empty list is nothing heard
-            valid.setdefault(_typed(stored), stored)
-        else:
-            invalid.setdefault(_typed(value), value)
-    return SlotValues(tuple(valid.values())[:8], tuple(invalid.values())[:8],
-                      _pattern_strings(rule))
-
-
-def _typed(value: Any) -> tuple[str, str]:
-    """A key that tells `1`, `1.0` and `True` apart (they are equal in Python)."""
-    return type(value).__name__, repr(value)
+# --- pauses ----------------------------------------------------------------------------------
 
 
 def pauses(compared: dict[int, list]) -> tuple[int, ...]:
@@ -269,33 +180,6 @@ def pauses(compared: dict[int, list]) -> tuple[int, ...]:
     found = {max(0, int(v)) + d for v in compared.get(F_IDLE, [])
              if isinstance(v, (int, float)) and not isinstance(v, bool) for d in (-1, 0, 1)}
     return tuple(sorted(v for v in found if v > 0))
-
-
-def _pattern_strings(rule: SlotRule):
-    """Valid strings drawn from the slot's pattern (a list slot: from its items' pattern, as
-    one-item lists), or None (no pattern, or one hypothesis cannot draw from)."""
-    item = rule.item if rule.item is not None else rule
-    if item.pattern is None or item.kind not in ("string", "email"):
-        return None
-    try:
-        strategy = st.from_regex(item.pattern, fullmatch=True,
-                                 alphabet=st.characters(codec="utf-8"))
-        strategy.validate()
-    except Exception:  # noqa: BLE001 - a pattern hypothesis cannot read: use the candidates
-        return None
-    strategy = strategy.filter(lambda v: check_value(item, v)[:2] == (True, v))
-    return strategy.map(lambda v: [v]) if rule.item is not None else strategy
-
-
-def value_text(value: Any, fallback: str) -> str:
-    """What a user would say for `value` (its text when that is a safe line)."""
-    if value is None:
-        return fallback
-    if isinstance(value, list):  # a list slot's items, as a user lists them
-        return ", ".join(value_text(item, "") for item in value).strip(", ") or fallback
-    text = value if isinstance(value, str) else \
-        ("true" if value is True else "false" if value is False else str(value))
-    return text if text and transcript_safe(text) else fallback
 
 
 def _text_turns(texts: Any) -> tuple[UserTurn, ...]:
@@ -385,6 +269,7 @@ class InputSpace:
         answers = self._answer_pool(node)
         shares = 4 if self.runtime.nodes[node].required else 2  # a gate holds until answered
         return weighted([self._act_pool, self._intent_pool, *[answers] * shares,
+                         *[self._exit_pool(node)] * 2,
                          self._slot_pool, (SILENCE,), self._free_turn, *self._patterns,
                          self._safety_pool, self._pause_pool, self._everything_pool])
 
@@ -428,6 +313,25 @@ class InputSpace:
         if len(names) > 1:
             pool += [self._slot_turn({n: v}, "answer") for n in names for v in self.values[n].valid]
         return tuple(pool)
+
+    def _exit_pool(self, node: int) -> tuple[UserTurn, ...]:
+        """The node's routes that an intent or an act asks for, its route groups' included
+        (SPEC 14.6): one turn each, saying what the route's condition names. Among every
+        intent with every act, the one a late node waits for ("talk to a pharmacist" at the
+        read-back) is too rare a draw to be said in the few turns a conversation spends there."""
+        pool: dict[str, UserTurn] = {}
+        for transition in self.runtime.nodes[node].node.transitions:
+            asked = list(positive_literals(transition.condition, (F_INTENT, F_ACT)))
+            intents = [self.runtime.intent_names[v] for f, v in asked
+                       if f == F_INTENT and isinstance(v, int)]
+            acts = [ir.ACTS[v] for f, v in asked if f == F_ACT and isinstance(v, int)]
+            for name in intents:
+                for act in acts or [None]:
+                    turn = self._intent_turn(name, act, self.intent_texts(name)[0], "exit")
+                    pool.setdefault(repr(turn.nlu), turn)
+            for act in acts if not intents else []:
+                pool.setdefault(repr({"dialogue_act": act}), self._act_turn(act))
+        return tuple(pool.values())
 
     def safety_texts(self, category: str) -> list[str]:
         """What a user in that crisis says (`SAMPLES`), the scenario's language first."""
