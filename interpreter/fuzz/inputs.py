@@ -200,7 +200,8 @@ class InputSpace:
         self.words = ACT_TEXTS[runtime.language]
         self.compared = compared_literals(runtime)
         self.values = {rule.name: slot_values(rule, self.compared.get(
-            ir.SLOT_FIELD_BASE + rule.index, [])) for rule in runtime.slot_rules}
+            ir.SLOT_FIELD_BASE + rule.index, []), runtime.language, runtime.program.date_order)
+            for rule in runtime.slot_rules}
         self.closing = tuple(ir.ACTS[a] for a in sorted(runtime.closing_acts))
         self.free_text = st.text(
             st.characters(categories=("L", "M", "N", "P", "S"), include_characters=" ",
@@ -331,6 +332,8 @@ class InputSpace:
                     pool.setdefault(repr(turn.nlu), turn)
             for act in acts if not intents else []:
                 pool.setdefault(repr({"dialogue_act": act}), self._act_turn(act))
+        if self.mode == RULES:  # the same words, for the rules NLU to read
+            return _text_turns(dict.fromkeys(turn.text for turn in pool.values()))
         return tuple(pool.values())
 
     def safety_texts(self, category: str) -> list[str]:
@@ -417,8 +420,16 @@ class InputSpace:
         answers = _text_turns(said)
         negated = _text_turns(NEGATIONS[self.runtime.language] + t for t in said)
         declines = _text_turns(DECLINES[self.runtime.language]) if collected else ()
-        return weighted([words, fillers, texts, answers, answers, negated, declines, others,
-                         (SILENCE,), free, self._safety_pool, self._pause_pool])
+        exits = self._exit_pool(node)
+        return weighted([words, fillers, texts, answers, answers, negated, declines, exits,
+                         exits, others, (SILENCE,), free, self._safety_pool, self._pause_pool,
+                         *self._pattern_texts])
+
+    @cached_property
+    def _pattern_texts(self) -> list:
+        """Rules mode: strings drawn from slot patterns, as said ("rx 7654321" too)."""
+        return [self.values[n].pattern.map(lambda v: UserTurn(value_text(v, "…"), None, "text"))
+                for n in self.values if self.values[n].pattern is not None]
 
     @cached_property
     def _rules_common(self) -> tuple:
@@ -434,13 +445,16 @@ class InputSpace:
             _text_turns(others), free
 
     def _slot_texts(self, name: str, invalid: bool = False) -> list[str]:
-        """How a user would say the slot's values: synonyms and members, numbers, emails."""
+        """How a user would say the slot's values: synonyms, labels and members, numbers,
+    emails, dates and times in words, strings before their `normalize`."""
         rule = self.runtime.slot_rules[self.runtime.slot_index[name]]
         values = self.values[name]
         pool = list(values.valid) + (list(values.invalid) if invalid else [])
         pool = [i for v in pool for i in (v if isinstance(v, list) else [v])]  # list items
         texts = [value_text(v, "") for v in pool if not isinstance(v, (dict, list))]
+        texts += list(values.said)  # dates and times in words (SPEC 14.1)
         texts += [p for phrases in rule.slot.synonyms.values() for p in phrases]
+        texts += list(rule.slot.labels.values())  # read as synonyms (SPEC 14.3)
         return [t for t in dict.fromkeys(texts) if t and transcript_safe(t)]
 
     # -- the probe set of the livelock search --

@@ -2,10 +2,12 @@
 
 In: a slot's `SlotRule` (the engine's own, `slots.SlotRule`) and the literals the scenario's
 conditions compare it with (`fuzz.inputs.compared_literals`).
-Out: `slot_values` - a `SlotValues` of up to eight valid values (as the engine stores them),
-up to eight invalid ones, and a strategy of strings drawn from the slot's pattern;
-`value_text` - the text a user would say for a value; `transcript_safe` - whether a text is
-one transcript line.
+Out: `slot_values` - a `SlotValues` of up to eight valid values (as the engine stores them,
+and a string slot's values as a user says them before its `normalize`: "rx 7654321"), up to
+eight invalid ones, how a user says the valid dates and times in words ("March 4, 1962",
+"3/4/1962", "yesterday", "3pm", "오후 3시 반"), and a strategy of strings drawn from the
+slot's pattern (normalised or not); `value_text` - the text a user would say for a value;
+`transcript_safe` - whether a text is one transcript line.
 After: every valid value is one `slots.check_value` accepts (the engine's rule is the judge:
 nothing here re-implements it); date bounds are read on the clock in force (`fuzz.runner`
 fixes it at the fuzz epoch).
@@ -13,6 +15,7 @@ fixes it at the fuzz epoch).
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from typing import Any, NamedTuple
@@ -92,9 +95,13 @@ class SlotValues(NamedTuple):
     valid: tuple
     invalid: tuple
     pattern: Any  # a strategy of valid strings drawn from the slot's pattern, or None
+    said: tuple = ()  # the valid dates and times as a user says them (the rules NLU reads)
 
 
-def slot_values(rule: SlotRule, compared: list) -> SlotValues:
+def slot_values(rule: SlotRule, compared: list, language: str = "en",
+                order: str = "") -> SlotValues:
+    """The slot's values to try; `language` and `order` (`metadata.date_order`) say how its
+    dates are spoken."""
     valid: dict = {}
     invalid: dict = {}
     for value in _candidates(rule, compared):
@@ -103,8 +110,71 @@ def slot_values(rule: SlotRule, compared: list) -> SlotValues:
             valid.setdefault(_typed(stored), stored)
         else:
             invalid.setdefault(_typed(value), value)
-    return SlotValues(tuple(valid.values())[:8], tuple(invalid.values())[:8],
-                      _pattern_strings(rule))
+    chosen = tuple(valid.values())[:8]
+    if rule.item is None and rule.kind == "string" and rule.normalize:
+        chosen += tuple(dict.fromkeys(f for v in chosen for f in _undone(rule, v)))[:4]
+    said = tuple(dict.fromkeys(text for v in chosen if isinstance(v, str)
+                               for text in spoken(rule, v, language, order)))
+    return SlotValues(chosen, tuple(invalid.values())[:8], _pattern_strings(rule), said)
+
+
+# --- as a user says it -------------------------------------------------------------------------
+
+
+def denormalized(steps: tuple[str, ...], text: str) -> str:
+    """A text that a slot's `normalize` steps (SPEC 14.2) turn back into `text`, said the
+    way a user would: "RX7654321" with upper and remove_spaces is "rx 7654321"."""
+    if "upper" in steps:
+        text = text.lower()
+    elif "lower" in steps:
+        text = text.upper()
+    if "remove_spaces" in steps and " " not in text and len(text) > 1:
+        cut = re.search(r"(?<=\D)(?=\d)|(?<=\d)(?=\D)", text)
+        at = cut.start() if cut else len(text) // 2
+        text = text[:at] + " " + text[at:]
+    elif "collapse_spaces" in steps and " " in text:
+        text = text.replace(" ", "  ", 1)
+    return text
+
+
+def _undone(rule: SlotRule, value: Any) -> tuple[str, ...]:
+    """`value` as said before normalising, when the engine's own rule stores it as `value`."""
+    if not isinstance(value, str):
+        return ()
+    form = denormalized(rule.normalize, value)
+    return (form,) if form != value and check_value(rule, form)[:2] == (True, value) else ()
+
+
+def spoken(rule: SlotRule, value: str, language: str, order: str) -> tuple[str, ...]:
+    """SPEC 14.1: a stored date (`YYYY-MM-DD`) or time (`HH:MM`) in words and numbers, as
+    the rules NLU reads them: the month named, numeric in the scenario's date order, a
+    relative day word when it is today, yesterday or tomorrow; "3pm", "오후 3시 반"."""
+    kind = (rule.item or rule).kind
+    korean = language.split("-")[0].lower() == "ko"
+    if kind == "time":
+        return _spoken_time(value, korean)
+    if kind != "date":
+        return ()
+    from ..understanding.dates import default_order, today
+
+    day = dt.date.fromisoformat(value)
+    parts = {"y": str(day.year), "m": str(day.month), "d": str(day.day)}
+    numeric = "/".join(parts[c] for c in order or default_order(language))
+    named = f"{day.year}년 {day.month}월 {day.day}일" if korean else \
+        f"{calendar.month_name[day.month]} {day.day}, {day.year}"
+    words = ({0: "오늘", 1: "내일", -1: "어제"} if korean else
+             {0: "today", 1: "tomorrow", -1: "yesterday"}).get((day - today()).days)
+    return (named, numeric) + ((words,) if words else ())
+
+
+def _spoken_time(value: str, korean: bool) -> tuple[str, ...]:
+    hour, minute = int(value[:2]), int(value[3:])
+    twelve = hour % 12 or 12
+    if korean:
+        rest = " 반" if minute == 30 else f" {minute}분" if minute else ""
+        return (f"{'오전' if hour < 12 else '오후'} {twelve}시{rest}",)
+    clock = f"{twelve}:{minute:02d}" if minute else str(twelve)
+    return (f"{clock}{'am' if hour < 12 else 'pm'}",)
 
 
 def _typed(value: Any) -> tuple[str, str]:
@@ -125,6 +195,9 @@ def _pattern_strings(rule: SlotRule):
     except Exception:  # noqa: BLE001 - a pattern hypothesis cannot read: use the candidates
         return None
     strategy = strategy.filter(lambda v: check_value(item, v)[:2] == (True, v))
+    if item.normalize:  # SPEC 14.2: also as said before normalising ("rx 7654321")
+        strategy = strategy | strategy.map(lambda v: denormalized(item.normalize, v)).filter(
+            lambda v: check_value(item, v)[0])
     return strategy.map(lambda v: [v]) if rule.item is not None else strategy
 
 
