@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from interpreter.ir import SET_ADD, SET_COPY, SET_LITERAL
+from interpreter.ir import SET_ADD, SET_COPY, SET_LITERAL, IRError
 from interpreter.slots import SlotRule, check_value
 
 from .diagnostics import Diagnostics, Names, did_you_mean, join
@@ -46,6 +46,13 @@ def check_sets(raw: Any, path: str, slots: dict, used: set[str],
     return checked
 
 
+def _misdefined(name: str, diags: Diagnostics) -> bool:
+    """Whether the slot's own definition has an error (E106: a bad pattern, min over max):
+    a literal is not judged against rules that are wrong themselves (SPEC 3: one report)."""
+    where = join("/slots", name) + "/"
+    return any(d.severity == "error" and d.path.startswith(where) for d in diags.items)
+
+
 def check_one(name: str, slot, value: Any, where: str, slots: dict, names: Names,
               diags: Diagnostics) -> tuple[int, Any] | None:
     """(kind, value) of one assignment, or None when it was reported."""
@@ -60,9 +67,13 @@ def check_one(name: str, slot, value: Any, where: str, slots: dict, names: Names
         return None
     if value is None:
         return SET_LITERAL, None
-    if slot.value_type is None:  # the definition was rejected by the schema pass
+    if slot.value_type is None or _misdefined(name, diags):  # reported at the slot, once
         return None
-    ok, normal, reason = check_value(SlotRule(0, build_slot(name, slot)), value)
+    try:
+        rule = SlotRule(0, build_slot(name, slot))
+    except IRError:  # the slot's pattern does not compile: E106 at the slot says so
+        return None
+    ok, normal, reason = check_value(rule, value)
     if not ok:
         members = slot.values if slot.value_type == "enum" and isinstance(slot.values, list) \
             else ()

@@ -5,7 +5,9 @@ profile, then user turns given as text plus a scripted NLU result (`{"intent",
 "dialogue_act", "slots", "confidence"}`, or None: not understood) and the pause before each.
 Out: per turn a `Step` with the node the turn was handled in, where the session is now (None
 once complete), the reason code, completion, the slots after the turn and the nodes it
-passed through. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
+passed through; `Oracle.lines_problem` judges the conditional lines a reply shows (SPEC
+14.4). SPEC 14.5-14.6 are here too: `set` on rows, `default_next` objects, group rows and
+`on_enter`; route groups appended after a node's own rows. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
 returns a new one and never changes its input), so a breadth-first search can branch on it.
 
 It imports nothing from `interpreter`: the tables (acts, defaults, operators) are written
@@ -344,6 +346,9 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
 
 
 # --- the oracle -----------------------------------------------------------------------------
+
+
+MARKER = re.compile(r"\[L\d+\.\d+\]")  # a generated line's text (`strategies.line_marker`)
 
 
 class Oracle:
@@ -696,6 +701,27 @@ class Oracle:
         }
         facts.update(self.value_facts(new))
         return facts
+
+    def lines_problem(self, reply: str | None, state: dict) -> str | None:
+        """SPEC 14.4, 17.21 as the generated scenarios use it (marker lines, `[Lk.j]`, each
+        unique in the scenario, `when` on slots only): for every response written as lines
+        that `reply` shows a marker line of, the marker lines shown must be exactly those
+        whose `when` holds on the slots after the move. What is wrong, or None."""
+        facts = self.value_facts(state)
+        for node in self.nodes.values():
+            for kind, response in node.get("responses", {}).items():
+                if not isinstance(response, dict) or "lines" not in response:
+                    continue
+                judged = [line for line in response["lines"]  # unique in any reply
+                          if isinstance(line["text"], str) and MARKER.fullmatch(line["text"])]
+                shown = [line["text"] for line in judged if line["text"] in (reply or "")]
+                if not shown:
+                    continue
+                held = [line["text"] for line in judged if evaluate(line.get("when"), facts)]
+                if shown != held:
+                    return (f"{node['id']}.{kind}: the reply shows lines {shown}, the oracle "
+                            f"says {held} (slots {state['slots']})")
+        return None
 
     def value_facts(self, state: dict) -> dict:
         """`slots.NAME` (null when unfilled) and `profile.NAME` (null when not given)."""

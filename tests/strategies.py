@@ -836,8 +836,20 @@ def _said_as_meant(node: dict) -> None:
 
 
 def response_variants(response: Any) -> list[str]:
-    """A response's variants (a plain string is one)."""
+    """A response's variants (a plain string is one; conditional lines: their texts)."""
+    if isinstance(response, dict):
+        return [t for line in response.get("lines", []) for t in response_variants(line["text"])]
     return [response] if isinstance(response, str) else list(response)
+
+
+def plain_responses(responses: dict) -> dict:
+    """`responses` with each response of conditional lines (SPEC 14.4) written plainly, as
+    its first line (the node's own text: `_conditional_lines`): what a mutation that edits a
+    response's text starts from."""
+    for kind, response in responses.items():
+        if isinstance(response, dict):
+            responses[kind] = response["lines"][0]["text"]
+    return responses
 
 
 def _params(draw, slot_list: list[str]) -> dict:
@@ -1052,11 +1064,21 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
                 entry["condition"] = _render_condition(draw, row.tree)
             if _one_in(draw, 4):  # SPEC 18.8: reported as next:NAME
                 entry["name"] = f"route_{len(entries)}"
+            if _one_in(draw, 5):  # SPEC 14.5: applied when the row fires
+                _put_set(draw, entry, ctx)
             entries.append(dict(reversed(list(entry.items()))) if _one_in(draw, 3) else entry)
         if entries or _one_in(draw, 8):
             node["next_nodes"] = entries
         if default[k] is not None:
             node["default_next"] = ids[default[k]]
+            if _one_in(draw, 5):  # SPEC 17.20: default_next as an object with a set
+                node["default_next"] = {"target": ids[default[k]]}
+                _put_set(draw, node["default_next"], ctx)
+        if _one_in(draw, 6):  # SPEC 14.5: on entering, before the skill
+            node["on_enter"] = {}
+            _put_set(draw, node["on_enter"], ctx)
+        if _one_in(draw, 4):
+            _conditional_lines(draw, node, k, ctx)
         if terminal[k]:
             node["terminal"] = True
         elif _one_in(draw, 8):
@@ -1066,7 +1088,10 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         _said_as_meant(node)
         nodes.append(node)
 
+    groups = _route_groups(draw, ctx, nodes) if _one_in(draw, 3) else {}
     graph: dict[str, Any] = {"entry": ids[0], "nodes": _shuffle(draw, nodes)}
+    if groups:
+        graph["route_groups"] = groups
     if _one_in(draw, 2):
         graph["bot_first"] = _one_in(draw, 2)
     if _one_in(draw, 2):
@@ -1110,6 +1135,107 @@ def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, g
         scenario["skills"] = declared
     scenario["graph"] = graph
     return dict(reversed(list(scenario.items()))) if _one_in(draw, 2) else scenario  # key order means nothing
+
+
+# --- the designer's language in generated scenarios (SPEC 14.4-14.6) ------------------------
+
+
+def _set_value(draw, ctx: ConditionContext, name: str):
+    """A `set` value for slot `name` (SPEC 14.5, 17.20): a literal it accepts, null (clear),
+    a copy of a slot of the same type, or an `add` on a number slot (the result may fall out
+    of the slot's bounds: then it is dropped)."""
+    definition = ctx.slots[name]
+    kind = definition["value_type"]
+    same = [other for other, d in ctx.slots.items() if other != name and d == definition]
+    forms = ["literal", "null"] + (["copy"] if same else []) + \
+        (["add", "add"] if kind in ("integer", "number") else [])
+    form = _choose(draw, forms)
+    if form == "copy":
+        return {"copy": _choose(draw, same)}
+    if form == "add":
+        return {"add": _choose(draw, (1, -1, 2) if kind == "integer" else (1, -0.5, 2.5))}
+    values = valid_values(definition) if form == "literal" else []
+    return _choose(draw, values) if values else None
+
+
+def _put_set(draw, where: dict, ctx: ConditionContext) -> None:
+    """A `set` of one or two slots (not list slots) into `where`, when there is a slot."""
+    names = [n for n, d in ctx.slots.items() if d["value_type"] != "list"]
+    if names:
+        where["set"] = {name: _set_value(draw, ctx, name) for name in _subset(draw, names, 2)
+                        or names[:1]}
+
+
+def line_marker(k: int, j: int) -> str:
+    """The text of line j of generated node k's default response: unique in any reply, so
+    the differential test can see which lines were said (`oracle.Oracle.lines_said`)."""
+    return f"[L{k}.{j}]"
+
+
+def _conditional_lines(draw, node: dict, k: int, ctx: ConditionContext) -> None:
+    """The node's default response as conditional lines (SPEC 14.4): two or three marker
+    lines, some with a `when` on a slot (filled, empty, or equal to a value), which the
+    oracle can judge from the slots after the move (17.21: the speaking node's facts)."""
+    written = node.get("responses", {}).get("default")
+    lines = [] if written is None else [{"text": written}]  # its placeholders stay used (W405)
+    for j in range(_int(draw, 2, 3)):
+        line: dict[str, Any] = {"text": line_marker(k, j)}
+        names = [n for n, d in ctx.slots.items() if d["value_type"] != "list"]
+        if names and not _one_in(draw, 3):
+            name = _choose(draw, names)
+            values = valid_values(ctx.slots[name])
+            operator = _choose(draw, ("is_empty", "is_not_empty") + (("equals",) if values else ()))
+            line["when"] = {"field": "slots." + name, "operator": operator}
+            if operator == "equals":
+                line["when"]["value"] = _choose(draw, values)
+        lines.append(line)
+    response: dict[str, Any] = {"lines": lines}
+    if _one_in(draw, 2):
+        response["join"] = _choose(draw, (" ", "\n"))
+    node.setdefault("responses", {})["default"] = response
+
+
+def _group_condition(draw, ctx: ConditionContext) -> dict:
+    """A group row's condition: an intent or an act said (it can hold at any node that
+    waits, and never always: no row after it is shadowed, W403)."""
+    if ctx.intents and _one_in(draw, 2):
+        return {"field": "nlu.intent", "operator": "equals", "value": _choose(draw, ctx.intents)}
+    return {"field": "nlu.dialogue_act", "operator": "equals",
+            "value": _choose(draw, ("affirm", "deny", "question", "thank"))}
+
+
+def _route_groups(draw, ctx: ConditionContext, nodes: list[dict]) -> dict:
+    """One or two route groups (SPEC 14.6) of one to three rows (a target, a condition on
+    what was said, now and then a `set`), each used by some of the nodes that wait and
+    already move on (a transient node never stays; an end node would stop being one), none
+    of whose own rows is unconditional (the group would be shadowed, W403); a group leads
+    only to nodes that do not use it (a row to the node itself would be a stay)."""
+    def usable(node: dict) -> bool:
+        rows = node.get("next_nodes", [])
+        return not node.get("transient") and not node.get("terminal") and \
+            all("condition" in row for row in rows) and \
+            (node.get("default_next") is not None or any("target" in row for row in rows))
+    waiting = [node for node in nodes if usable(node)]
+    groups: dict[str, list] = {}
+    for g in range(_int(draw, 1, 2)):
+        users = _subset(draw, waiting, 3)
+        targets = [i for i in ctx.nodes if i not in {node["id"] for node in users}]
+        if not users or not targets:
+            break
+        rows = []
+        for _ in range(_int(draw, 1, 3)):
+            row: dict[str, Any] = {"target": _choose(draw, targets),
+                                   "condition": _group_condition(draw, ctx)}
+            if _one_in(draw, 4):
+                _put_set(draw, row, ctx)
+            rows.append(row)
+        name = _choose(draw, ("help", "common", "하단", f"g{g}"))
+        if name in groups:
+            continue
+        groups[name] = rows
+        for node in users:
+            node.setdefault("routes", []).append(name)
+    return groups
 
 
 BUILTIN_SKILLS = ("weather", "email")
@@ -1885,7 +2011,7 @@ def _fam_E105(draw, doc):
     else:
         text = "{slots." + name + "}"
     kind = draw(st.sampled_from(["default", "no_input", "not_understood", "turn_limit", "complete"]))
-    responses = node.setdefault("responses", {})
+    responses = plain_responses(node.setdefault("responses", {}))
     if isinstance(responses.get(kind), list):  # one variant of a list (SPEC 9)
         j = draw(st.integers(0, len(responses[kind]) - 1))
         responses[kind][j] += text + draw(plain_text)
@@ -2011,7 +2137,7 @@ def _fam_E107(draw, doc):
     key = draw(st.sampled_from(["skill_args", "fallback", "timeout_ms"]))
     params[key] = {"skill_args": {"city": "Seoul"}, "fallback": "sorry", "timeout_ms": 500}[key]
     # A {skill.data.KEY} placeholder needs the skill we just removed: drop such responses.
-    responses = nodes[i].get("responses", {})
+    responses = plain_responses(nodes[i].get("responses", {}))
     for kind, response in responses.items():
         unplaced = [re.sub(r"\{skill\.data\.[^{}]*\}", "(skill data)", text)
                     for text in response_variants(response)]
@@ -2411,7 +2537,7 @@ def _fam_E112(draw, doc):
         return doc, ("slots", name, "question")
     nodes = _nodes(doc)
     i = draw(st.integers(0, len(nodes) - 1))
-    responses = nodes[i].setdefault("responses", {})
+    responses = plain_responses(nodes[i].setdefault("responses", {}))
     default = responses.get("default")
     if isinstance(default, list) and default:
         default[0] = default[0] + bad

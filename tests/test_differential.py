@@ -12,7 +12,10 @@ bounds, gates, turn limits, stays, `no_route`, skills (ok, failed, unknown), res
 unusual `closing_acts`, named and unnamed globals and safety rules (SPEC 10: the safety tier,
 a hold at its own target, a scenario safety pattern, `nlu.safety` conditions on a category
 without a rule), and generated ones
-(`strategies.valid_scenarios`); turns from `strategies.turn_sequences`; and a table of
+(`strategies.valid_scenarios`, which also write SPEC 14's `set` on rows, `default_next`
+objects, `on_enter` and group rows, route groups used by several nodes, and default responses
+of conditional lines: the lines a reply shows must be those whose `when` holds,
+`Oracle.lines_problem`); turns from `strategies.turn_sequences`; and a table of
 scripted conversations whose reasons were worked out by hand.
 
 This module also holds the small harness the other interpreter property files share
@@ -158,6 +161,8 @@ def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None,
     state, step = oracle.start(bot_first, profile)
     assert row(opened) == step_row(step), describe(scenario, turns, -1, row(opened),
                                                    step_row(step), profile)
+    lines = oracle.lines_problem(opened.response, state)  # SPEC 14.4: the lines said
+    assert lines is None, lines + "\n" + describe(scenario, turns, -1, (), (), profile)
     rows = []
     for i, turn in enumerate(turns):
         result = take_turn(engine, turn)
@@ -165,6 +170,8 @@ def run_side_by_side(scenario: dict, turns: list, bot_first: bool | None,
         rows.append(row(result))
         assert row(result) == step_row(step), describe(scenario, turns, i, row(result),
                                                        step_row(step), profile)
+        lines = oracle.lines_problem(result.response, state)
+        assert lines is None, lines + "\n" + describe(scenario, turns, i, (), (), profile)
         if result.complete:
             break
     return rows
@@ -437,6 +444,21 @@ def test_engine_agrees_with_the_oracle_on_generated_scenarios(case, bot_first):
     scenario, turns = case
     assume(compile_runtime(scenario) is not None)
     run_side_by_side(scenario, turns, bot_first)
+
+
+@pytest.mark.parametrize("feature", ["route_groups", '"set"', '"on_enter"', '"lines"',
+                                     '"default_next": {'])
+def test_generated_scenarios_use_the_designers_language(feature):
+    """The generated scenarios the differential property runs on write SPEC 14's `set`,
+    route groups and conditional lines, and such scenarios compile."""
+    from hypothesis import find
+
+    def uses(scenario: dict) -> bool:
+        return feature in json.dumps(scenario) and compile_runtime(comparable(scenario)) \
+            is not None
+    found = find(valid_scenarios(1, 12), uses, settings=settings(database=None,
+                                                                 max_examples=2000))
+    assert feature in json.dumps(found)
 
 
 @settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow,

@@ -257,7 +257,7 @@ def test_fallback_never_holds_a_node_beyond_its_budget(scenario, turns, bot_firs
             assert held == budget[node], "routing ran before the budget was spent"  # re-prompt
         else:
             held = 0
-        moved = result.reason.startswith(("next_nodes", "next:", "global", "default_next"))
+        moved = result.reason.startswith(("next_nodes", "next:", "route:", "global", "default_next"))
         if moved:  # a move (a re-entry too) starts a new visit with a fresh budget
             held, node = 0, result.next_node
 

@@ -59,6 +59,7 @@ COMPLETE = "complete"
 def scenario_leaves(scenario: dict) -> list[tuple[str, str, object]]:
     graph = scenario["graph"]
     rules = [rule for node in graph["nodes"] for rule in node.get("next_nodes", [])]
+    rules += [rule for group in graph.get("route_groups", {}).values() for rule in group]
     rules += graph.get("global_transitions", [])
     return [leaf for rule in rules for leaf in condition_leaves(rule.get("condition"))]
 
@@ -218,9 +219,8 @@ def end_distance(oracle: Oracle) -> dict:
     the search, which stays correct without it)."""
     edges = {node_id: set() for node_id in oracle.nodes}
     for node_id, node in oracle.nodes.items():
-        edges[node_id].update(t["target"] for t in node.get("next_nodes", []) if "target" in t)
-        if node.get("default_next") is not None:
-            edges[node_id].add(node["default_next"])
+        # the node's rows, its route groups' and default_next included (SPEC 14.6, 17.20)
+        edges[node_id].update(rule["target"] for rule, _ in oracle.rows(node) if "target" in rule)
         edges[node_id].update(g["target"] for g in oracle.globals if g["target"] != node_id)
     distance = {node_id: 0 for node_id in oracle.ends}
     changed = True

@@ -99,3 +99,22 @@ def test_an_invalid_set_is_reported_at_its_place(value, code, where):
     assert [(d.code, d.path) for d in result.diagnostics] == [(code, where)], \
         [(d.code, d.path, d.message) for d in result.diagnostics]
     assert all(d.line and d.column for d in result.diagnostics)
+
+
+@pytest.mark.parametrize("definition", [
+    {"min": 5, "max": 1},  # E106: min over max
+    {"value_type": "string", "pattern": "(unclosed", "min": None, "max": None},  # E106: pattern
+])
+def test_a_set_of_a_misdefined_slot_is_not_judged_again(definition):
+    """The slot's own error is the one report (SPEC 3); its set literal is not refused (E204)
+    for bounds that are wrong themselves, and a pattern that does not compile is no crash."""
+    doc = retry_scenario()
+    slot = doc["slots"]["retries"]
+    slot.update({k: v for k, v in definition.items() if v is not None})
+    for key in [k for k, v in definition.items() if v is None]:
+        slot.pop(key)
+    doc["graph"]["nodes"][0]["on_enter"] = {"set": {"retries": "3" if "pattern" in slot else 3}}
+    if "pattern" in slot:
+        doc["graph"]["nodes"][0]["next_nodes"][0].pop("set")
+    result = check_source("s.json", json.dumps(doc))
+    assert [d.code for d in result.diagnostics if d.severity == "error"] == ["E106"]

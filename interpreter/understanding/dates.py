@@ -13,8 +13,8 @@ numerals, relative days and weekdays, "N days ago", "3일 후"). `dateparser` wa
 first (see docs/concepts/language.md): it finds no date inside a sentence, misses 모레, 글피 and 다음 주 화요일,
 reads "the 45th of March" as 2045-03-01, and costs 173 ms to import, 330 ms on its first call
 and 18 MB; on the held-out tables it read 60/75 English and 40/71 Korean dates.
-Only a scenario with a date or time slot imports this module (and an English scenario with a
-number slot, for `number_words`).
+Only a scenario with a date or time slot imports this module; number words are read by
+`understanding.numerals` (which an English number slot imports alone).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import re
 from contextvars import ContextVar
 from collections.abc import Callable, Iterator
 
-from . import lexicon as lex
+from .numerals import english_digits, korean_digits, number_words  # noqa: F401 - re-exported
 
 ORDERS = ("mdy", "dmy", "ymd")
 DEFAULT_ORDERS = {"en": "mdy", "ko": "ymd"}
@@ -148,83 +148,6 @@ def _valid_iso(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-# --- words as digits ---------------------------------------------------------------------------
-
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
-             "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12,
-             "thirteenth": 13, "fourteenth": 14, "fifteenth": 15, "sixteenth": 16,
-             "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
-             "thirtieth": 30}
-_SCALES = {"hundred": 100, "thousand": 1000}
-_NUMBER_WORD = "|".join(sorted((*lex.EN_NUMBERS, *_SCALES, *_ORDINALS), key=len, reverse=True))
-_NUMBER_RUN = re.compile(rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b")
-_ONE_UNIT = re.compile(r"\ban? (?=(?:day|week|month|year)s?\b)")
-
-
-def english_digits(text: str) -> str:
-    """Lower-cased `text` with number and ordinal words as digits ("twenty-first" -> "21th",
-    "two weeks" -> "2 weeks", "three thirty" -> "3 30"); "a"/"an" before a unit is 1."""
-    return number_words(_ONE_UNIT.sub("1 ", text.lower()))
-
-
-def number_words(text: str) -> str:
-    """Lower-cased `text` with English number words as digits ("one hundred and five" ->
-    "105", "a thousand" -> "a 1000"): what a number slot reads (SPEC 14.1)."""
-    return _NUMBER_RUN.sub(lambda m: " ".join(_numbers_of(re.split(r"[\s-]+", m.group(0)))),
-                           text.lower())
-
-
-def _numbers_of(words: list[str]) -> list[str]:
-    """The numbers a run of number words says, each as digits (an ordinal ends with "th")."""
-    out: list[str] = []
-    value: int | None = None
-    for word in words:
-        if word == "and":
-            continue
-        if word in _SCALES:
-            value = (value or 1) * _SCALES[word] if value is None or value < 1000 or \
-                _SCALES[word] == 1000 else value - value % 1000 + (value % 1000 or 1) * 100
-            continue
-        unit = lex.EN_NUMBERS.get(word, _ORDINALS.get(word, 0))
-        if value is not None and not _extends(value, unit):
-            out.append(str(value))
-            value = None
-        value = unit if value is None else value + unit
-        if word in _ORDINALS:
-            out.append(f"{value}th")
-            value = None
-    if value is not None:
-        out.append(str(value))
-    return out
-
-
-def _extends(value: int, unit: int) -> bool:
-    """Whether `unit` continues the number `value` ("twenty" "one", "hundred" "five")."""
-    if value >= 100 and value % 100 == 0:
-        return unit < 100
-    if value >= 20 and value % 10 == 0:
-        return unit < 10
-    return False
-
-
-_SINO_RUN = re.compile(r"(?<![가-힣])([일이삼사오육칠팔구십백천]+)(?=년|월|일(?!요)|시|분)")
-_SINO_SPACED = re.compile(r"(?<![가-힣])([일이삼사오육칠팔구십]+)\s+(?=시|분)")
-_NATIVE_HOURS = {"열한": 11, "열두": 12, "열": 10, "한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5,
-                 "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9}
-_NATIVE_HOUR = re.compile(r"(?<![가-힣])(" + "|".join(_NATIVE_HOURS) + r")\s*시(?![가-힣])")
-
-
-def korean_digits(text: str) -> str:
-    """`text` with Sino-Korean numerals before 년/월/일/시/분 and native hours ("세 시") as
-    digits."""
-    def as_digits(match: re.Match) -> str:
-        value = lex.sino_numeral(match.group(1))
-        return match.group(0) if value is None else str(value)
-    text = _SINO_RUN.sub(as_digits, text)
-    text = _SINO_SPACED.sub(as_digits, text)
-    return _NATIVE_HOUR.sub(lambda m: f"{_NATIVE_HOURS[m.group(1)]}시", text)
 
 
 # --- dates -------------------------------------------------------------------------------------

@@ -227,7 +227,7 @@ class RulesNLU:
             if _DATE.search(heard.raw):  # "2025-03-20" is a date, not the number 2025
                 words = normalise(_DATE.sub(" ", heard.raw)).split()
             elif _SCALE_WORDS.search(heard.raw) and not self.program.language.startswith("ko"):
-                from .dates import number_words  # "one hundred and five" (SPEC 14.1)
+                from .numerals import number_words  # "one hundred and five" (SPEC 14.1)
 
                 words = normalise(number_words(heard.raw)).split()
             return pick_number(lex.numbers(words), slot)
