@@ -63,6 +63,8 @@ MSG = {
     "list_required": "'{operator}' needs a list of values, got {got}",
     "empty_list": "'{operator}' needs at least one value",
     "out_of_range": "{value} does not fit in 64 bits, which is how '{field}' values are stored",
+    "today_in_list": "'{operator}' on '{field}' lists ISO dates; \"today\" is compared with "
+                     "==, !=, <, <=, > or >=",
     "not_member": {
         "intents": "'{value}' is not a declared intent",
         "acts": "'{value}' is not a dialogue act",
@@ -87,6 +89,7 @@ HINT = {
     "declare_intent": 'declare it under "intents"',
     "bare_field": "a field on its own means '== true'; compare it with a value",
     "range": INT_RANGE_HINT,
+    "today": 'write {field} == "today" on its own, joined with "or" to the list',
 }
 EXPECTED_WORDS = {
     "string": "a string", "email": "a string", "integer": "an integer", "number": "a number",
@@ -394,6 +397,10 @@ def _check_member(leaf: Leaf, ftype: FieldType, value):
 def _temporal(leaf: Leaf, ftype: FieldType, value: str):
     """A date literal (ISO or "today", which becomes `TODAY`) or a time literal (HH:MM)."""
     if ftype.kind == "date" and value == "today":
+        if leaf.operator in LIST_OPERATORS:  # SPEC 14.1: today is a comparison's operand
+            raise _Problem("E204", MSG["today_in_list"].format(operator=leaf.operator,
+                                                               field=leaf.field),
+                           HINT["today"].format(field=leaf.field))
         return dict(TODAY)
     if not temporal_literal(ftype.kind, value):
         raise _wrong_type(leaf, EXPECTED_WORDS[ftype.kind], value, ftype)
