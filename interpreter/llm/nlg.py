@@ -46,8 +46,8 @@ class LLMNLG:
         """The model's words for the template's reply (the rotation is the template's: the
         reference it was given is the variant the template chose)."""
         safe = self.template.reply(decision, context)
-        if decision.kind == OPEN and context.runtime.nodes[decision.handled_node].responses.get(
-                "default"):
+        if decision.kind == OPEN and _declares_opening(context.runtime.nodes[
+                decision.handled_node]):
             return safe  # SPEC 6.1: a declared opening sentence is said as is
         try:
             said, source = self._generate(decision, context, safe), "llm"
@@ -63,6 +63,12 @@ class LLMNLG:
         messages = nlg_messages(context.runtime, decision, state, reference.text,
                                 state.entries(), reference.variants)
         return reply_text(self.client.complete(messages, budget, "nlg"))
+
+
+def _declares_opening(table) -> bool:
+    """Whether the node writes its `responses.default`: variants, or conditional lines
+    (SPEC 14.4: the template says the lines that hold)."""
+    return bool(table.responses.get("default")) or bool(table.lines and "default" in table.lines)
 
 
 def reply_text(answer: str) -> str:

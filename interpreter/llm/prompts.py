@@ -278,8 +278,9 @@ def _slot_kind(slot: ir.Slot) -> str:
         item = msgspec.structs.replace(slot, value_type=slot.items or "string", items=None)
         most = f", at most {slot.max_items} items" if slot.max_items else ""
         return f"list of {_slot_kind(item)}{most} (every item heard, as a JSON array)"
-    if slot.value_type == "enum":
-        return "enum: " + " | ".join(slot.values)
+    if slot.value_type == "enum":  # SPEC 14.3: a label is said for its member
+        return "enum: " + " | ".join(f'{v} (said "{slot.labels[v]}")' if slot.labels.get(v)
+                                     else v for v in slot.values)
     kind = {"number": "number", "integer": "integer", "boolean": "true or false",
             "email": "email address", "date": "date as YYYY-MM-DD",
             "time": "time of day as HH:MM, 24-hour"}.get(slot.value_type, "string")
@@ -454,6 +455,7 @@ def nlg_parts(runtime: Runtime, decision: Decision, state: DialogueState,
     if where not in _NO_SLOTS:
         parts += _ask_parts(runtime, decision, table, state)
     parts += _skill_parts(table, state, where)
+    parts += _label_parts(runtime, state)
     if state.profile:
         parts.append(Part("profile", "What the application knows about the user: "
                                      f"{to_json(state.profile)}"))
@@ -506,6 +508,16 @@ def _ask_parts(runtime: Runtime, decision: Decision, table: NodeTable,
                                      f"(ask: {_question(runtime, index)})"))
             break  # one question at a time
     return parts
+
+
+def _label_parts(runtime: Runtime, state: DialogueState) -> list[Part]:
+    """SPEC 14.3, 17.24: the display names of the enum values known now (labels are for
+    speech), so the reply says "Northgate branch" where the slot holds northgate."""
+    said = [f"{value} as \"{labels[value]}\"" for name, labels in
+            (runtime.slot_labels or {}).items()
+            if isinstance(value := state.slots.get(name), str) and labels.get(value)]
+    return [Part("labels", "Say these values by their names: " + ", ".join(said) + ".")] \
+        if said else []
 
 
 def _question(runtime: Runtime, index: int) -> str:
