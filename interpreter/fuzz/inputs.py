@@ -325,7 +325,8 @@ class InputSpace:
             asked = list(positive_literals(transition.condition, (F_INTENT, F_ACT)))
             intents = [self.runtime.intent_names[v] for f, v in asked
                        if f == F_INTENT and isinstance(v, int)]
-            acts = [ir.ACTS[v] for f, v in asked if f == F_ACT and isinstance(v, int)]
+            acts: list[str | None] = [ir.ACTS[v] for f, v in asked
+                                      if f == F_ACT and isinstance(v, int)]
             for name in intents:
                 for act in acts or [None]:
                     turn = self._intent_turn(name, act, self.intent_texts(name)[0], "exit")

@@ -15,6 +15,8 @@ journal when it has one. Nothing here raises.
 
 from __future__ import annotations
 
+from typing import Any
+
 from msgspec.structs import replace
 
 from .client import ChatClient, LLMError, LLMOutcome, failure_reason, fallback_source
@@ -65,7 +67,7 @@ class LLMNLG:
         return reply_text(self.client.complete(messages, budget, "nlg"))
 
 
-def _declares_opening(table) -> bool:
+def _declares_opening(table: Any) -> bool:
     """Whether the node writes its `responses.default`: variants, or conditional lines
     (SPEC 14.4: the template says the lines that hold)."""
     return bool(table.responses.get("default")) or bool(table.lines and "default" in table.lines)
