@@ -597,7 +597,7 @@ class Oracle:
         act, intent, extracted, _ = self.read_nlu(text, nlu)
         if kind is None or act in ("silence", "null") or act in self.closing:
             return False
-        routes = [t.get("condition") for t in node.get("next_nodes", [])]
+        routes = [rule.get("condition") for rule, _ in self.rows(node)]  # its groups' too
         if act in ("affirm", "deny"):
             reads_act = any(f == "nlu.dialogue_act" for c in routes for f, _, _ in condition_leaves(c))
             return state["pending"] is None and not reads_act
