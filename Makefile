@@ -69,8 +69,9 @@ docs: $(STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -n -q -b html -d build/docs-doctrees docs build/docs
 	@echo "built build/docs/index.html"
 
+# Every core: pytest-xdist, one worker a core (docs/internals/layout.md).
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Lint and types, configured in pyproject.toml ([tool.ruff], [tool.mypy]); .ci/run runs this
 # before the tests. RUFF_IGNORE: the import order (I) is checked once the tree has been sorted
