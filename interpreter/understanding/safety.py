@@ -87,7 +87,7 @@ class _Entry(NamedTuple):
     category: str
     script: str  # "ko" (compact form) or "en" (spaced form)
     regex: re.Pattern
-    rule: str
+    hedged: bool  # the lexicon's HEDGED rule: a negation followed by "but ..." still counts
 
 
 class _Lexicon(NamedTuple):
@@ -109,7 +109,7 @@ def lexicon() -> _Lexicon:
     without paying for it, nor for importing the tables)."""
     from . import safety_lexicon as lex
 
-    entries = tuple(_Entry(name, category, script, re.compile(pattern), rule)
+    entries = tuple(_Entry(name, category, script, re.compile(pattern), rule == lex.HEDGED)
                     for name, category, script, pattern, rule in lex.ENTRIES)
     order = [CATEGORIES.index(e.category) for e in entries]
     if order != sorted(order):  # `detect` stops at the first finding: the most urgent
@@ -277,17 +277,15 @@ def _masked(match: re.Match) -> str:
 def _counts(entry: _Entry, text: str, match: re.Match) -> bool:
     """Whether a match of `entry` in `text` counts: not cancelled by a negation, unless a
     HEDGED entry's negation goes on with "but ..."."""
-    from .safety_lexicon import HEDGED  # imported by `lexicon()` already: a dict lookup
-
     if entry.script == "ko":
         negation = _negation().after.match(text, match.end())
         if negation is None:
             return True
-        return entry.rule == HEDGED and _negation().hedge_ko.match(text, negation.end()) is not None
+        return entry.hedged and _negation().hedge_ko.match(text, negation.end()) is not None
     before = text[:match.start()].split()[-3:]
     if not _NEGATORS.intersection(before):
         return True
-    return entry.rule == HEDGED and _negation().hedge_en.search(text, match.end()) is not None
+    return entry.hedged and _negation().hedge_en.search(text, match.end()) is not None
 
 
 class Detector:
