@@ -85,7 +85,7 @@ def choose_first(candidates: Candidates, rotation: dict[str, int], previous: str
         text = texts[index]
         if not text:
             empty.append((candidates, index))
-        elif prefix + text != previous:
+        elif not prefix and text != previous or prefix and prefix + text != previous:
             return _chosen(candidates, index, rotation, empty)
         index = index + 1 if index + 1 < count else 0
     return None
