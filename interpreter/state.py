@@ -128,7 +128,8 @@ def encode_state(state: DialogueState) -> bytes:
 
 def decode_state(data: bytes) -> DialogueState:
     """A state from `encode_state` bytes (raises `msgspec.DecodeError` on foreign bytes)."""
-    return _decoder("msgpack", DialogueState).decode(data)
+    state: DialogueState = _decoder("msgpack", DialogueState).decode(data)
+    return state
 
 
 def encode_state_json(state: DialogueState) -> bytes:
@@ -138,7 +139,8 @@ def encode_state_json(state: DialogueState) -> bytes:
 
 def decode_state_json(data: bytes | str) -> DialogueState:
     """A state from `encode_state_json` bytes."""
-    return _decoder("json", DialogueState).decode(data)
+    state: DialogueState = _decoder("json", DialogueState).decode(data)
+    return state
 
 
 def append_history(history: list[bytes], entry: HistoryEntry | tuple[str, str, str, str],
