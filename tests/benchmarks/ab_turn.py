@@ -19,7 +19,6 @@ import itertools
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,16 +56,7 @@ def engine_from(root: Path):
 
 
 def median_turn_us(runner, sessions: int, ids) -> float:
-    clock, samples = time.perf_counter_ns, []
-    for _ in range(sessions):
-        for script in peers.SCRIPTS.values():
-            session_id = f"ab-{next(ids)}"
-            runner.start(session_id)
-            for text, nlu in script:
-                start = clock()
-                runner.turn(session_id, text, nlu)
-                samples.append(clock() - start)
-    return statistics.median(samples) / 1000
+    return peers.median_turn_ns(runner, sessions, ids) / 1000
 
 
 def main(other: Path, rounds: int) -> None:

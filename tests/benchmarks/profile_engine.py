@@ -188,19 +188,6 @@ def load_profile(nodes: int) -> None:
 # --- shares: the turn with a part taken out, in multiples of the plain-Python router ---------
 
 
-def _median_turn_ns(runner, sessions: int, ids) -> float:
-    clock, samples = time.perf_counter_ns, []
-    for _ in range(sessions):
-        for script in peers.SCRIPTS.values():
-            session_id = f"share-{next(ids)}"
-            runner.start(session_id)
-            for text, nlu in script:
-                start = clock()
-                runner.turn(session_id, text, nlu)
-                samples.append(clock() - start)
-    return statistics.median(samples)
-
-
 def turn_shares(rounds: int = 40) -> None:
     """Where the engine turn goes, as in-run ratios (a busy machine moves them little): the
     engine turn over the plain-Python router's, whole, without the safety detector (it finds
@@ -222,14 +209,14 @@ def turn_shares(rounds: int = 40) -> None:
     ratios: dict[str, list[float]] = {label: [] for label, _, _ in plan}
     for _label, runner, say in plan:  # warm-up
         engine_module.speak = say
-        _median_turn_ns(runner, 10, ids)
+        peers.median_turn_ns(runner, 10, ids)
     gc.disable()
     try:
         for _ in range(rounds):
-            floor = _median_turn_ns(plain, 4, ids)
+            floor = peers.median_turn_ns(plain, 4, ids)
             for label, runner, say in plan:
                 engine_module.speak = say
-                ratios[label].append(_median_turn_ns(runner, 4, ids) / floor)
+                ratios[label].append(peers.median_turn_ns(runner, 4, ids) / floor)
     finally:
         engine_module.speak = speak
         gc.enable()
