@@ -315,7 +315,8 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
     """Everything the runtime reads without decoding a node is usable (one line naming the
     first bad part): the scenario's name, the node directory, every program-level index
     (entry, closing acts, global targets and sources), the slots' value types, the intents'
-    patterns and the global conditions (against `fields`); a node's own at its decoding."""
+    patterns as regexes (their matching time where they are compiled: `intent_patterns`)
+    and the global conditions (against `fields`); a node's own at its decoding."""
     _check_directory(body)
     misplaced = name_problem(body.name)
     if misplaced is not None:
@@ -327,8 +328,10 @@ def check_program(body: Body, fields: Sequence[FieldType]) -> None:
             raise _error(f"closing act {act}", "is out of range")
     for slot in (*body.slots, *body.profile):
         _check_slot(slot)
-    for intent in body.intents:
-        intent_patterns(intent)
+    for intent in body.intents:  # regexes; their matching time when first compiled
+        for found in filter(None, (patterns.syntax_problem(p, patterns.INTENT)
+                                   for p in intent.patterns)):
+            raise _error(f"intent {_name(intent.name)}", f"has an invalid pattern ({found.line})")
     for i, g in enumerate(body.global_transitions):
         problem = _transition_problem(g, len(body.nodes), len(body.source_labels), fields, False)
         if problem is None and any(

@@ -92,7 +92,7 @@ class NodeTable:
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
                  "collect_mins", "sets", "on_enter", "slot_labels", "lines", "answers",
-                 "declines")
+                 "declines", "said")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
@@ -117,6 +117,7 @@ class NodeTable:
         self.turn_limit = node.max_turns if node.turn_limit_enabled else None
         self.routes = routes
         self.responses = node.responses
+        self.said: dict = {}  # kind -> its `Candidates` when it has no placeholders (wording)
         # SPEC 8.3: a transient node never waits; a task node whose collect slots are all
         # known when a turn enters it is passed (`skip:filled`) unless it opts out.
         self.transient = node.transient

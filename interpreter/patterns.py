@@ -91,6 +91,11 @@ class Problem(NamedTuple):
         """The message as reported: a syntax error says that it is one."""
         return f"invalid regex: {self.message}" if self.invalid else self.message
 
+    @property
+    def line(self) -> str:
+        """The message with its hint, as `PatternError` says it."""
+        return self.text + (f"; {self.hint}" if self.hint else "")
+
 
 class PatternError(ValueError, MagoError):
     """A pattern `compile_pattern` refuses; the message is one line."""
@@ -99,17 +104,9 @@ class PatternError(ValueError, MagoError):
 @functools.lru_cache(maxsize=1024)
 def problem(pattern: str, use: Use) -> Problem | None:
     """Why `pattern` cannot be used as `use` says, or None when it is accepted."""
-    try:
-        # Only `re`'s own errors are wanted here (look-behind widths), none of which depends
-        # on case: folding every code point of a class (`[가-힣]` is 11,172 of them) made
-        # the check of a pattern cost a millisecond per byte.
-        re.compile(pattern, use.flags & ~re.IGNORECASE)
-        tree = _sre.parse(pattern, use.flags)
-    except RecursionError:
-        return Problem("nested too deeply", invalid=True)
-    except (re.error, OverflowError, ValueError) as error:
-        return Problem(str(error).splitlines()[0] if str(error) else type(error).__name__,
-                       invalid=True)
+    tree = _parsed(pattern, use)
+    if isinstance(tree, Problem):
+        return tree
     try:
         return _Analysis(pattern, tree, use).problem()
     except (_TooComplex, RecursionError):
@@ -117,11 +114,34 @@ def problem(pattern: str, use: Use) -> Problem | None:
                        "split it into several simpler patterns")
 
 
+def syntax_problem(pattern: str, use: Use) -> Problem | None:
+    """Why `pattern` is no regular expression at all, or None: the cheap part of `problem`
+    (a parse, no analysis), for a check made before the pattern's first use, which
+    `compile_pattern` makes in full."""
+    found = _parsed(pattern, use)
+    return found if isinstance(found, Problem) else None
+
+
+def _parsed(pattern: str, use: Use):
+    """The pattern as `re` parses it, or the `Problem` of a pattern `re` refuses."""
+    try:
+        # Only `re`'s own errors are wanted here (look-behind widths), none of which depends
+        # on case: folding every code point of a class (`[가-힣]` is 11,172 of them) made
+        # the check of a pattern cost a millisecond per byte.
+        re.compile(pattern, use.flags & ~re.IGNORECASE)
+        return _sre.parse(pattern, use.flags)
+    except RecursionError:
+        return Problem("nested too deeply", invalid=True)
+    except (re.error, OverflowError, ValueError) as error:
+        return Problem(str(error).splitlines()[0] if str(error) else type(error).__name__,
+                       invalid=True)
+
+
 def compile_pattern(pattern: str, use: Use) -> re.Pattern:
     """`pattern` compiled for `use`, or `PatternError` saying why it is refused."""
     found = problem(pattern, use)
     if found is not None:
-        raise PatternError(found.text + (f"; {found.hint}" if found.hint else ""))
+        raise PatternError(found.line)
     return re.compile(pattern, use.flags)
 
 

@@ -21,6 +21,7 @@ said is absent, so a session without variants stores nothing).
 # No postponed annotations here: msgspec would compile every field's annotation string when the
 # module-level decoders are built, at every start-up.
 
+import functools
 from typing import Any
 
 import msgspec
@@ -100,7 +101,8 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def entries(self) -> list[HistoryEntry]:
         """The history, decoded, oldest first."""
-        return [_ENTRY_DECODER.decode(raw) for raw in self.history]
+        decoder = _decoder("msgpack", HistoryEntry)
+        return [decoder.decode(raw) for raw in self.history]
 
     def last_said(self) -> str | None:
         """What the bot said last (None before it spoke, or with no history kept); only that
@@ -108,11 +110,15 @@ class DialogueState(msgspec.Struct, frozen=True, omit_defaults=True):
         return _BOT_DECODER.decode(self.history[-1])[1] if self.history else None
 
 
-_ENTRY_DECODER = msgspec.msgpack.Decoder(HistoryEntry)
 _BOT_DECODER = msgspec.msgpack.Decoder(tuple[msgspec.Raw, str | None, msgspec.Raw, msgspec.Raw])
 _MSGPACK_ENCODER = msgspec.msgpack.Encoder()
-_MSGPACK_DECODER = msgspec.msgpack.Decoder(DialogueState)
-_JSON_DECODER = msgspec.json.Decoder(DialogueState)
+
+
+@functools.cache
+def _decoder(kind: str, of: type) -> Any:
+    """A decoder made on first use: the first decoder of a Struct reads the annotations of
+    every type in it, which a run whose sessions stay in memory never needs."""
+    return (msgspec.json if kind == "json" else msgspec.msgpack).Decoder(of)
 
 
 def encode_state(state: DialogueState) -> bytes:
@@ -122,7 +128,8 @@ def encode_state(state: DialogueState) -> bytes:
 
 def decode_state(data: bytes) -> DialogueState:
     """A state from `encode_state` bytes (raises `msgspec.DecodeError` on foreign bytes)."""
-    return _MSGPACK_DECODER.decode(data)
+    state: DialogueState = _decoder("msgpack", DialogueState).decode(data)
+    return state
 
 
 def encode_state_json(state: DialogueState) -> bytes:
@@ -132,7 +139,8 @@ def encode_state_json(state: DialogueState) -> bytes:
 
 def decode_state_json(data: bytes | str) -> DialogueState:
     """A state from `encode_state_json` bytes."""
-    return _JSON_DECODER.decode(data)
+    state: DialogueState = _decoder("json", DialogueState).decode(data)
+    return state
 
 
 def append_history(history: list[bytes], entry: HistoryEntry | tuple[str, str, str, str],

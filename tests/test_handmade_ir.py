@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 from compiler.driver import check_source
 from compiler.render import dot, inspect_data, inspect_text, mermaid
 from interpreter import ir
+from interpreter.cli.plugins import LazyRulesNLU
 from interpreter.engine import Engine, EngineError
 from interpreter.fuzz.runner import FuzzOptions, run_fuzz
 from interpreter.loader import load_program
@@ -262,6 +263,23 @@ def test_the_rules_nlu_refuses_an_invalid_pattern_as_the_loader_does():
     bad = ir.Intent("user_wants_to_end", patterns=["(unclosed"])
     with pytest.raises(ir.IRError, match="IR intent user_wants_to_end has an invalid pattern"):
         RulesNLU(msgspec.structs.replace(program, intents=[bad]))
+
+
+def test_an_intent_pattern_of_unbounded_time_is_refused_before_a_word_is_matched(tmp_path):
+    # A regex the loader takes (its matching time is judged when the rules NLU compiles the
+    # patterns, which it does before it reads a word): the same one line, and no turn hangs.
+    body = tree()
+    body["intents"][0][position(ir.Intent, "patterns")] = ["그만", "(a+)+$"]
+    runtime = load_program(written(tmp_path, forge(body)))
+    line = "IR intent user_wants_to_end has an invalid pattern (intent pattern (a+)+$ can take"
+    with pytest.raises(ir.IRError) as refused:
+        RulesNLU(runtime.program)
+    assert str(refused.value).startswith(line) and "\n" not in str(refused.value)
+    engine = Engine(runtime, nlu=LazyRulesNLU(runtime.program))  # as `mgi run` has it
+    engine.start("s")
+    with pytest.raises(EngineError) as turn:
+        engine.turn("s", "a" * 40 + "!")
+    assert str(turn.value) == str(refused.value)
 
 
 def test_intent_indices_of_an_ir_without_intents_are_one_line_at_load(tmp_path):

@@ -147,15 +147,19 @@ def test_a_hand_made_ir_with_the_issue_pattern_is_refused_at_load(tmp_path):
         load_program(path)
 
 
-def test_a_hand_made_ir_with_a_catastrophic_intent_pattern_is_refused_at_load(tmp_path):
+def test_a_hand_made_ir_with_a_catastrophic_intent_pattern_is_refused_before_it_is_used(
+        tmp_path):
+    # The load checks that it is a regex; its matching time is judged where the patterns are
+    # compiled (`ir.intent_patterns`: the rules NLU, before it reads a word).
     builder = ProgramBuilder(language="en").intent("cancel")
     builder.node("n", terminal=True)
     program = msgspec.structs.replace(
         builder.build(), intents=[ir.Intent("cancel", patterns=[r"(\w+\s?)+$"])])
     path = tmp_path / "hand.ir"
     path.write_bytes(ir.encode_ir(program, "0", "0" * 64))
+    runtime = load_program(path)
     with pytest.raises(ir.IRError, match="intent cancel has an invalid pattern.*exponential"):
-        load_program(path)
+        RulesNLU(runtime.program)
 
 
 def test_the_compiler_reports_the_issue_pattern_at_its_place():

@@ -168,7 +168,7 @@ class IntentMatcher:
         self.ungated: list[tuple[int, _Example]] = []
         similar: list[tuple[int, list[str]]] = []
         for order, intent in enumerate(intents):
-            compiled = ir.intent_patterns(intent)  # checked when the IR was loaded
+            compiled = ir.intent_patterns(intent)  # refused here if unbounded (IRError)
             if compiled:
                 self.patterns.append((order, compiled))
             for text in intent.examples:

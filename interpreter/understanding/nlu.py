@@ -99,6 +99,8 @@ def nlu_result(value: NLUResult | dict | None, text: str | None = None) -> NLURe
     `text`, when given, replaces the result's text (the result describes that utterance).
     """
     if isinstance(value, dict):  # every field checked, the confidence range too
+        if text is not None and "text" not in value:  # made with its text: no second copy
+            value = {**value, "text": text}
         try:
             result = msgspec.convert(value, NLUResult)
         except msgspec.ValidationError as error:

@@ -49,7 +49,7 @@ from ..executors import missing_slots
 from ..placeholders import (fill_placeholders, format_value, has_markup,  # noqa: F401
                             unfilled_placeholders)
 from ..routing import COMPLETE, FALLBACK, MOVE, OPEN, Decision, speaker_facts
-from .variants import Candidates, Choice, choose
+from .variants import Candidates, Choice, choose, choose_first
 
 if TYPE_CHECKING:
     from ..loader import NodeTable, Runtime
@@ -161,23 +161,47 @@ class TemplateNLG:
 
     def reply(self, decision: Decision, context: RenderContext) -> Reply:
         """The reply and the rotation after it: the chain of what the decision may say
-        (`_chain`), the first candidate that is not the previous sentence (`choose`)."""
+        (`_chain`), the first candidate that is not the previous sentence (`choose`). Most
+        replies are decided by the chain's first source (`_first`, `choose_first`): then no
+        chain is made; the conditional lines' context is set only for a node with lines."""
         runtime, state = context.runtime, context.state
         words = MESSAGES[runtime.language]
         pending = pending_confirmation(decision, state)
         prefix = ""
         if pending is not None and decision.tier != "safety":  # help first, questions later
             prefix = _confirm_question(runtime, pending, words) + " "
-        chain = self._chain(decision, runtime, state, words)
-        token = _SPEAKING.set((runtime, decision))
+        token = _SPEAKING.set((runtime, decision)) if _has_lines(runtime, decision) else None
         try:
-            choice = choose(chain, state.rotation, state.last_said(), prefix)
+            previous = state.last_said()
+            first = self._first(decision, runtime, state, words)
+            choice = choose_first(first, state.rotation, previous, prefix) \
+                if first is not None else None
+            if choice is None:
+                choice = choose(self._chain(decision, runtime, state, words), state.rotation,
+                                previous, prefix)
         finally:
-            _SPEAKING.reset(token)
+            if token is not None:
+                _SPEAKING.reset(token)
         self._said(choice, state)
         source = choice.source
         variants = tuple(source.texts) if source is not None and len(source.raw) > 1 else ()
         return Reply(prefix + (choice.text or words["continue"]), choice.rotation, variants)
+
+    def _first(self, decision: Decision, runtime: Runtime, state: DialogueState,
+               words: dict[str, str]) -> Candidates | None:
+        """The first source `_chain` yields, for the kinds whose first source is one lookup
+        (a move, the opening, completion, a re-prompt); None for a stay."""
+        kind = decision.kind
+        if kind == MOVE:
+            return self._default(runtime.nodes[decision.next_node], state, words)
+        if kind == COMPLETE:
+            return self._variants(runtime.nodes[decision.handled_node], "complete", state, words)
+        if kind == OPEN:
+            return self._default(runtime.nodes[decision.handled_node], state, words)
+        if kind == FALLBACK:
+            return self._variants(runtime.nodes[decision.handled_node],
+                                  decision.fallback or "not_understood", state, words)
+        return None
 
     def _said(self, choice: Choice, state: DialogueState) -> None:
         """Called with every choice (`mgi fuzz` audits what was said here)."""
@@ -270,16 +294,17 @@ class TemplateNLG:
         whose `when` holds (`_lines`)."""
         if table.lines is not None and kind in table.lines:
             return self._lines(table, kind, state, words)
+        made = table.said.get(kind)
+        if made is not None:  # a response without placeholders: the same every time
+            return made
         texts = table.responses.get(kind, ())
-        said = texts
-        for text in texts:
-            if has_markup(text):  # filled only where there is something to fill (the hot path)
-                data = state.skill_data if table.id == state.current_node else {}
-                said = [fill_placeholders(text, state.slots, data, words, state.profile,
-                                          table.slot_labels) for text in texts]
-                break
+        if not any(map(has_markup, texts)):
+            made = table.said[kind] = Candidates(table.id + ":" + kind, texts, texts)
+            return made
+        data = state.skill_data if table.id == state.current_node else {}
+        said = [fill_placeholders(text, state.slots, data, words, state.profile,
+                                  table.slot_labels) for text in texts]
         return Candidates(table.id + ":" + kind, said, texts)
-
 
     def _lines(self, table: NodeTable, kind: str, state: DialogueState,
                words: dict[str, str]) -> Candidates:
@@ -305,6 +330,15 @@ class TemplateNLG:
                                        table.slot_labels) for text in picked]
             filled.append(joiner.join(part for part in parts if part))
         return Candidates(table.id + ":" + kind, filled, raw)
+
+
+def _has_lines(runtime: Runtime, decision: Decision) -> bool:
+    """Whether a node the reply may word (the one that handled the turn, the one it moved
+    to) has conditional lines, which read the reply's facts (`_SPEAKING`)."""
+    if runtime.nodes[decision.handled_node].lines is not None:
+        return True
+    target = decision.next_node
+    return target is not None and runtime.nodes[target].lines is not None
 
 
 def _common(runtime: Runtime, key: str) -> Candidates:

@@ -73,6 +73,24 @@ def choose(chain: Iterable[Candidates], rotation: dict[str, int], previous: str 
     return _chosen(*first, rotation, empty)
 
 
+def choose_first(candidates: Candidates, rotation: dict[str, int], previous: str | None,
+                 prefix: str = "") -> Choice | None:
+    """`choose` of a chain whose first source is `candidates` when that source decides it
+    (it has a sentence with words that is not `previous`); None when the rest of the chain
+    must be read. The same loop as `choose`'s over its first source, without a chain."""
+    texts = candidates.texts
+    count, index = len(texts), start_of(candidates, rotation)
+    empty: list[tuple[Candidates, int]] = []
+    for _ in range(count):
+        text = texts[index]
+        if not text:
+            empty.append((candidates, index))
+        elif not prefix and text != previous or prefix and prefix + text != previous:
+            return _chosen(candidates, index, rotation, empty)
+        index = index + 1 if index + 1 < count else 0
+    return None
+
+
 def _chosen(candidates: Candidates, index: int, rotation: dict[str, int],
             empty: list[tuple[Candidates, int]]) -> Choice:
     key = candidates.key

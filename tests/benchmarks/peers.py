@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -757,6 +758,21 @@ def check_same(runners: list) -> list[str]:
                                     + ("" if a[4] == b[4] else f" response {b[4]!r} "
                                        f"instead of {a[4]!r}"))
     return problems
+
+
+def median_turn_ns(runner, sessions: int, ids) -> float:
+    """The median user turn, in ns, over `sessions` plays of both scripts (`ids`: a counter
+    that makes each session id new)."""
+    clock, samples = time.perf_counter_ns, []
+    for _ in range(sessions):
+        for script in SCRIPTS.values():
+            session_id = f"timed-{next(ids)}"
+            runner.start(session_id)
+            for text, nlu in script:
+                start = clock()
+                runner.turn(session_id, text, nlu)
+                samples.append(clock() - start)
+    return statistics.median(samples)
 
 
 def sequences(runner) -> dict[str, list[Outcome]]:

@@ -4,6 +4,7 @@
     python tests/benchmarks/profile_engine.py load   # IR load of a generated scenario: cProfile
     python tests/benchmarks/profile_engine.py load 10000
     python tests/benchmarks/profile_engine.py shares # the turn without safety, without the NLG
+    python tests/benchmarks/profile_engine.py context  # each step's marginal cost in the turn
 
 `turn` replays the two scripts of peers.py and times each step of `Engine.turn` alone on the
 real inputs of every turn (the stored state, the NLU object, the state, the decision), then
@@ -187,19 +188,6 @@ def load_profile(nodes: int) -> None:
 # --- shares: the turn with a part taken out, in multiples of the plain-Python router ---------
 
 
-def _median_turn_ns(runner, sessions: int, ids) -> float:
-    clock, samples = time.perf_counter_ns, []
-    for _ in range(sessions):
-        for script in peers.SCRIPTS.values():
-            session_id = f"share-{next(ids)}"
-            runner.start(session_id)
-            for text, nlu in script:
-                start = clock()
-                runner.turn(session_id, text, nlu)
-                samples.append(clock() - start)
-    return statistics.median(samples)
-
-
 def turn_shares(rounds: int = 40) -> None:
     """Where the engine turn goes, as in-run ratios (a busy machine moves them little): the
     engine turn over the plain-Python router's, whole, without the safety detector (it finds
@@ -221,14 +209,14 @@ def turn_shares(rounds: int = 40) -> None:
     ratios: dict[str, list[float]] = {label: [] for label, _, _ in plan}
     for _label, runner, say in plan:  # warm-up
         engine_module.speak = say
-        _median_turn_ns(runner, 10, ids)
+        peers.median_turn_ns(runner, 10, ids)
     gc.disable()
     try:
         for _ in range(rounds):
-            floor = _median_turn_ns(plain, 4, ids)
+            floor = peers.median_turn_ns(plain, 4, ids)
             for label, runner, say in plan:
                 engine_module.speak = say
-                ratios[label].append(_median_turn_ns(runner, 4, ids) / floor)
+                ratios[label].append(peers.median_turn_ns(runner, 4, ids) / floor)
     finally:
         engine_module.speak = speak
         gc.enable()
@@ -238,6 +226,84 @@ def turn_shares(rounds: int = 40) -> None:
         values.sort()
         print(f"  {label:42} {statistics.median(values):5.2f}x  "
               f"(quartiles {values[len(values) // 4]:.2f}-{values[3 * len(values) // 4]:.2f})")
+
+
+# --- in context: each step's marginal cost inside the whole turn --------------------------
+
+
+def turn_in_context(rounds: int = 15) -> None:
+    """What each step costs inside the turn, where the steps alone (`turn`) add up to far
+    less than the whole: every scripted turn is replayed whole (store reset), and again with
+    one step replaced by its precomputed result (the detector finding nothing, the NLU and
+    safety step, `route_turn`, `speak`, all three); the difference of medians is that step's
+    marginal cost, with the caches as a real turn leaves them. Rounds alternate the variants."""
+    import interpreter.engine as engine_module
+    from interpreter.wording.nlg import RenderContext, speak
+
+    runner = peers.EngineRunner()
+    engine, store, runtime = runner.engine, runner.store, runner.runtime
+    cases = []
+    for name, script in peers.SCRIPTS.items():
+        session_id = f"context-{name}"
+        engine.start(session_id)
+        for text, nlu in script:
+            record = store._records[session_id]
+            heard = engine._understand(text, record[0], nlu)
+            decision = route_turn_of(engine_module, runtime, record[0], heard[0])
+            spoken = engine._enter(decision) if decision.kind == "move" else decision
+            reply = speak(engine.nlg, spoken, RenderContext(runtime, spoken.state))
+            cases.append((session_id, text, nlu, record, heard, decision, reply))
+            engine.turn(session_id, text, nlu)
+    real = (engine_module.Engine._understand, engine_module.route_turn, engine_module.speak)
+    now: list = [None]
+    understood = lambda self, text, state, override: now[0][4]  # noqa: E731
+    routed = lambda *args: now[0][5]  # noqa: E731
+    worded = lambda *args: now[0][6]  # noqa: E731
+    plan = {"whole turn": (real, runtime.safety),
+            "detector finds nothing": (real, _NoDetector()),
+            "NLU + safety precomputed": ((understood, *real[1:]), runtime.safety),
+            "route_turn precomputed": ((real[0], routed, real[2]), runtime.safety),
+            "speak precomputed": ((*real[:2], worded), runtime.safety),
+            "all three precomputed": ((understood, routed, worded), runtime.safety)}
+    detector = runtime.safety
+
+    def median_us(steps, safety, repeat: int) -> float:
+        (engine_module.Engine._understand, engine_module.route_turn,
+         engine_module.speak), runtime.safety = steps, safety
+        clock, samples = time.perf_counter_ns, []
+        for _ in range(repeat):
+            for case in cases:
+                now[0] = case
+                store._records[case[0]] = case[3]
+                start = clock()
+                engine.turn(case[0], case[1], case[2])
+                samples.append(clock() - start)
+        return statistics.median(samples) / 1000
+
+    medians: dict[str, list[float]] = {label: [] for label in plan}
+    try:
+        for steps, safety in plan.values():
+            median_us(steps, safety, 5)  # warm-up
+        gc.disable()
+        for k in range(rounds):
+            for label, (steps, safety) in (plan.items() if k % 2 == 0
+                                           else reversed(plan.items())):
+                medians[label].append(median_us(steps, safety, 30))
+    finally:
+        gc.enable()
+        (engine_module.Engine._understand, engine_module.route_turn,
+         engine_module.speak), runtime.safety = real, detector
+    whole = statistics.median(medians.pop("whole turn"))
+    print(f"Engine.turn in context, median of {rounds} alternating rounds (load average "
+          f"{os.getloadavg()[0]:.2f}): whole turn {whole:.2f} us")
+    for label, values in medians.items():
+        value = statistics.median(values)
+        print(f"  {label:28} {value:6.2f} us   the step's marginal cost {whole - value:6.2f} us "
+              f"({(whole - value) / whole:4.0%})")
+
+
+def route_turn_of(engine_module, runtime, state, heard):
+    return engine_module.route_turn(runtime, state, heard, None, 0)
 
 
 class _NoDetector:
@@ -252,9 +318,11 @@ if __name__ == "__main__":
     if what == "turn":
         turn_steps()
         turn_profile()
+    elif what == "context":
+        turn_in_context(int(sys.argv[2]) if len(sys.argv) > 2 else 15)
     elif what == "shares":
         turn_shares(int(sys.argv[2]) if len(sys.argv) > 2 else 40)
     elif what == "load":
         load_profile(int(sys.argv[2]) if len(sys.argv) > 2 else 10000)
     else:
-        raise SystemExit("usage: profile_engine.py [turn | shares [ROUNDS] | load [NODES]]")
+        raise SystemExit("usage: profile_engine.py [turn | context [ROUNDS] | shares [ROUNDS] | load [NODES]]")
