@@ -14,7 +14,9 @@ the text is normalised (NFC, lower case, punctuation out) into a spaced form (En
 compact form without spaces (Korean, so spacing and particles glued or apart read alike);
 spellings are folded (`FOLDS`); idioms are masked (`IDIOMS`); then every entry of the
 lexicon is tried, and a match counts unless a negation cancels it (`NEGATABLE`, `HEDGED`).
-A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
+A detector built for a language (`detector_for` a program whose rules NLU reads lemmas, SPEC
+13.4) also reads the analyser's lemmas (`safety_lemmas`): rules of lemmas said together, in any
+order and inflection; they only add. A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
 `interpreter.patterns`, as for intent patterns): searched, case-insensitive, in the raw text;
 they only add; a negation outside the match cancels one (`negated_outside`, SPEC 13.4,
 17.15) unless the pattern says `"negatable": false`; no idiom rule applies to them.
@@ -73,8 +75,9 @@ def _negation() -> _Negation:
 
 
 class Finding(NamedTuple):
-    """One expression that counted: its category, where it came from (`lexicon` or
-    `scenario`), its name (the lexicon entry, or `safety.patterns[i]`) and what it matched."""
+    """One expression that counted: its category, where it came from (`lexicon`, `lemmas`
+    or `scenario`), its name (the lexicon entry, the lemma rule, or `safety.patterns[i]`) and
+    what it matched."""
 
     category: str
     source: str
@@ -292,9 +295,13 @@ class Detector:
     """The built-in lexicon plus one program's `safety.patterns`; built once per program
     (`Runtime.safety`), shared by every session, thread-safe (it holds no state)."""
 
-    def __init__(self, scenario_patterns: Sequence[tuple[str, str] | tuple[str, str, bool]] = ()):
+    def __init__(self, scenario_patterns: Sequence[tuple[str, str] | tuple[str, str, bool]] = (),
+                 language: str | None = None):
         """`scenario_patterns`: (category, regex[, negatable]); a negatable pattern (the
-        default, SPEC 13.4) does not count when a negation outside its match cancels it."""
+        default, SPEC 13.4) does not count when a negation outside its match cancels it.
+        `language`: read the lemmas of that language's analyser too (`safety_lemmas`); None:
+        the lexicon and the patterns only (no analyser is loaded)."""
+        self.language = language
         compiled = []
         for category, pattern, *rest in scenario_patterns:
             if category not in CATEGORIES:
@@ -344,11 +351,17 @@ class Detector:
                         found.append(Finding(entry.category, "lexicon", entry.name,
                                              match.group()))
                         break
+        if self.language is not None and not (first and found and
+                                              found[0].category == CATEGORIES[0]):
+            from . import safety_lemmas  # the analyser's tier: only for a detector with a language
+
+            found += [Finding(category, "lemmas", name, matched) for category, name, matched
+                      in safety_lemmas.findings(self.language, text)]
         if self.scenario_patterns:
             searched = patterns.searched(text)
             for i, (category, regex, negatable) in enumerate(self.scenario_patterns):
                 if first and found and CATEGORIES.index(category) >= \
-                        CATEGORIES.index(found[0].category):
+                        min(CATEGORIES.index(f.category) for f in found):
                     continue  # cannot change the answer
                 match = next((m for m in regex.finditer(searched) if not negatable
                               or not negated_outside(searched, m.start(), m.end())), None)
@@ -377,9 +390,13 @@ def negated_outside(text: str, start: int, end: int) -> bool:
 
 
 def detector_for(program: Any) -> Detector:
-    """The detector of a program (`ir.Program.safety_patterns`)."""
+    """The detector of a program (`ir.Program.safety_patterns`), reading lemmas too when the
+    program's rules NLU has its language's analyser loaded anyway (intent examples,
+    `morph.preload_for`): no scenario loads an analyser for safety alone."""
+    reads_lemmas = any(intent.examples for intent in getattr(program, "intents", ()))
     return Detector([(p.category, p.pattern, getattr(p, "negatable", True))
-                     for p in getattr(program, "safety_patterns", ())])
+                     for p in getattr(program, "safety_patterns", ())],
+                    getattr(program, "language", "ko") if reads_lemmas else None)
 
 
 def merge(detected: str | None, said: Any) -> str | None:
