@@ -55,7 +55,7 @@ _NEGATORS = frozenset(("no", "not", "never", "dont", "doesnt", "didnt", "isnt", 
 # "적은 없"; compiled on first use (`_negation`), not at import.
 _NEG_AFTER_PATTERN = (
     r"(?:지|진|지는|지도|지가|지를)(?:않|안|아니|말|못)|(?:은|는|이|가|도|을|를)?(?:없|아니)"
-    r"|(?:은|는)?(?:건|게|거|것은|것이|것)(?:아니|없)|(?:ㄴ|은|는)?(?:적|일)(?:은|이|도)?(?:한번도)?(?:없|아니)")
+    r"|(?:은|는)?(?:건|게|거|것은|것이|것)(?:아니|없)|(?:은|는)?(?:생각|마음|맘)(?:은|는|이|도|까진|까지는)?(?:없|안들|아니)|(?:ㄴ|은|는)?(?:적|일)(?:은|이|도)?(?:한번도)?(?:없|아니)")
 # ... followed by "but ..." (a hedge, for HEDGED entries): "않은데 너무 힘들어요".
 _HEDGE_KO_PATTERN = r"[가-힣]{0,3}?(?:은데|는데|지만|근데|그런데|하지만|그렇지만)(?=[가-힣]{2})"
 _HEDGE_EN_PATTERN = r"\b(?:but|though|although|yet|except)\b"

@@ -59,6 +59,7 @@ _PERSON = ("아들|딸|며느리|사위|남편|아내|마누라|영감|할멈|�
 _HARM = ("때리|밀치|꼬집|걷어차|조르|윽박지르|협박|위협|괴롭히|학대|가두|쫓아내|굶기|욕하|막말|"
          "폭행|폭언|패|할퀴|발길질|손찌검|쥐어박|짓밟|구타|내쫓")
 _MONEY = "돈|연금|통장|카드|도장|인감|땅|집문서|문서|적금|예금|명의|보험금|월급|재산|용돈"
+_VALUABLES = _MONEY + "|패물|귀금속|금반지|반지|금목걸이|목걸이|시계|집"
 _TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯"
 _PILLS = "수면제|신경안정제|안정제|진통제|혈압약|당뇨약|알약|약|농약|제초제"
 _LEISURE = "꿈|영화|드라마|장면|뉴스|게임|놀이|장난|시늉|연기|소설|책|만화|티비|tv|얘기|이야기"
@@ -76,10 +77,13 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽"
           "|쓰러지|저리", unless="기|어이|욕|대답|" + _LEISURE),
     _rule("chest_squeeze", MEDICAL, "ko", "가슴|심장|명치", "쥐어짜|짓누르|누르|조이|죄|터지|찢어지"),
-    _rule("cold_sweat", MEDICAL, "ko", "식은땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장"),
-    _rule("thunder_headache", MEDICAL, "ko", "머리", "깨지|터지|쪼개지", "토하|구토|갑자기|평생"),
+    _rule("cold_sweat", MEDICAL, "ko", "식은땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장|떨리|혈당|당뇨"
+          "|당뇨약|약|정신", unless="꿈|악몽|" + _LEISURE),
+    _rule("high_fever", MEDICAL, "ko", "열|고열", "끓|펄펄|높", "정신|의식|헛소리|경련|몸부림|못알아보"),
+    _rule("thunder_headache", MEDICAL, "ko", "머리", "깨지|터지|쪼개지", "토하|구토|갑자기|평생",
+          unless="술|숙취|과음|생각|스트레스|공부"),
     _rule("unresponsive", MEDICAL, "ko", "부르|흔들|깨우|불러", "!대답|반응|깨|일어나|눈|뜨"),
-    _rule("unconscious", MEDICAL, "ko", "!의식|숨|맥박|호흡", "아버지|어머니|엄마|아빠|남편|아내|영감|"
+    _rule("unconscious", MEDICAL, "ko", "!의식|숨|맥박|호흡|반응", "아버지|어머니|엄마|아빠|남편|아내|영감|"
           "할멈|할머니|할아버지|사람|아이|아들|딸|동생|친구|옆집"),
     _rule("bleeding_on", MEDICAL, "ko", "피|출혈", "계속|!멈추|철철|펑펑|쏟|콸콸|많이|안멈추",
           unless="코피|조금|살짝|멍"),
@@ -104,6 +108,12 @@ RULES: tuple[LemmaRule, ...] = (
           unless=NEG + "|" + _LEISURE),
     _rule("a_burden", SELF_HARM, "ko", "짐|폐", "없어지|사라지|죽|떠나",
           unless="싸|챙기|옮기|풀|가방|여행|이사|들|무겁|정리|끼치"),
+    _rule("bridge_edge", SELF_HARM, "ko", "한강|대교|철로|선로", "다리|대교|난간|위|끝",
+          unless="산책|구경|운동|자전거|걷|사진|공사|버스|차|지나가|건너|택시|지하철|" + _LEISURE),
+    _rule("charcoal_sleep", SELF_HARM, "ko", "연탄불|연탄|번개탄|숯불|숯", "피우",
+          "잠들|죽|영영|영원히|문|닫|테이프", unless="고기|구이|캠핑|난로|보일러|" + _LEISURE),
+    _rule("save_pills", SELF_HARM, "ko", "수면제|안정제|신경안정제|진통제", "모으|쌓",
+          unless="통|약통|케이스"),
     _rule("hanging", SELF_HARM, "ko", "목", "매|매달", "줄|끈|밧줄|생각|준비|사"),
     _rule("save_pills_en", SELF_HARM, "en", "save|saving|hoard|stockpile|collect",
           "pill|tablet|med|medicine|medication|painkiller"),
@@ -113,11 +123,13 @@ RULES: tuple[LemmaRule, ...] = (
           unless="휠체어|유모차|수레|카트|" + _LEISURE),
     _rule("person_throws", ABUSE, "ko", _PERSON, "던지", "물건|그릇|접시|컵|리모컨|의자|재떨이|병",
           unless=_LEISURE),
+    _rule("tied_down", ABUSE, "ko", _PERSON, "묶|묶어두|묶어놓", "침대|의자|손|발|팔|다리|휠체어|나|저",
+          unless="머리|끈|신발|리본|포장|짐"),
     _rule("rough_handling", ABUSE, "ko", _PERSON, "거칠|함부로|세게|난폭", "다루|대하|잡|끌"),
     _rule("takes_money", ABUSE, "ko", _PERSON, _MONEY, _TAKE, unless="장|심부름|대신|도와주|사다주|정리|관리"),
     _rule("in_my_name", ABUSE, "ko", "명의", "대출|카드|만들|빌리|팔|보증"),
     _rule("seal_used", ABUSE, "ko", "도장|인감", "대출|보증|몰래|맘대로|마음대로|허락"),
-    _rule("without_leave", ABUSE, "ko", _MONEY, "허락|몰래|맘대로|마음대로|함부로",
+    _rule("without_leave", ABUSE, "ko", _VALUABLES, "허락|몰래|맘대로|마음대로|함부로",
           "쓰|빼|가져가|팔|찾"),
     _rule("person_harms_en", ABUSE, "en", "son|daughter|husband|wife|caregiver|carer|grandson|"
           "granddaughter|nephew|niece|he|she|they", "hit|slap|kick|punch|pinch|shove|choke|beat",

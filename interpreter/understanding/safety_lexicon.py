@@ -87,7 +87,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("breathing_noun", MEDICAL, "ko",
      rf"호흡(?:이|을|도)?(?:{_INTENSE})*(?:곤란|힘들|어렵|안돼|안되|가빠|이상)|호흡곤란", NEGATABLE),
     ("collapse", MEDICAL, "ko",
-     r"쓰러(?:졌|져서|져있|질것같|지셨|지겠|진|져요|집니다)|정신(?:을|이)?(?:잃|없어졌|가물)"
+     r"쓰러(?:졌|져서|져있|질것같|지셨|지겠|진|져요|집니다)|정신(?:을|이)?(?:잃|없어졌|가물|오락가락|혼미)"
      r"|의식(?:을|이)?(?:잃|없)|기절(?:했|할것같|해|하셨)|실신", NEGATABLE),
     ("fall_cannot_get_up", MEDICAL, "ko",
      rf"(?:넘어져|넘어졌|넘어지|미끄러져|미끄러졌|주저앉|바닥에|낙상|굴러|굴렀|떨어져|떨어졌)(?:았|었|아|어)?(?:서|는데|고|더니)?(?:{_INTENSE})*"
@@ -132,8 +132,11 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"\b(?:fainted|passed out|collapsed|unconscious)\b"
      r"|\b(?:fell|fallen|fall) (?:down )?and (?:cant|cannot|can not) get up\b"
      r"|\b(?:having|had|have) a stroke\b|\bcant move my (?:arm|leg|face)\b", NEGATABLE),
+    ("choking", MEDICAL, "ko",
+     r"(?:떡|음식|고기|사탕|밥|알약|뼈|가시|땅콩|약)(?:이|가)?목에(?:걸렸|걸려|막혔|막혀)"
+     r"|입술(?:이|색이)?(?:파래|파랗|새파래|퍼래|보라색으로)", NEGATABLE),
     ("emergency_en", MEDICAL, "en",
-     r"\b(?:call|get|need) (?:an ambulance|911|119|a doctor now)\b|\bambulance\b"
+     r"\b(?:cant|cannot|can not) stop (?:the |my |his |her )?bleeding\b|\b(?:call|get|need) (?:an ambulance|911|119|a doctor now)\b|\bambulance\b"
      r"|\bbleeding (?:a lot|badly|heavily)\b|\bwont stop bleeding\b|\boverdosed?\b", NEGATABLE),
     ("fall_en", MEDICAL, "en",
      r"\b(?:fell|fallen|fall|slipped|tripped|collapsed)\b(?: \w+){0,8}? (?:and )?(?:i )?"
@@ -163,7 +166,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:그냥|차라리|빨리|얼른|어서|이제)죽(?:어야|는게나|는게낫|는편이|을래|고말지)"
      r"|죽는게(?:나아|낫|편하|편할)|죽어야(?:지|겠|할텐데|하는데|되는데)", HEDGED),
     ("not_want_to_live", SELF_HARM, "ko",
-     r"그만살고(?:싶|파)|살기(?:가)?(?:너무|정말|진짜|이제|그냥|더이상)*싫|살고(?:싶지|싶은마음이|싶은생각이)(?:도)?(?:않|안|없)"
+     r"그만살(?:고싶|고파|래|련다|까|아야지|아야겠)|살기(?:가)?(?:너무|정말|진짜|이제|그냥|더이상)*싫|살고(?:싶지|싶은마음이|싶은생각이)(?:도)?(?:않|안|없)"
      r"|더(?:이상)?살고싶지|살(?:이유|의미|가치|필요)(?:가|도)?(?:없|모르)"
      r"|(?:더)?살아(?:서)?(?:뭐해|뭐하|뭐하나|뭐할|무엇하|봤자)|사는게(?:의미가?없|무의미|지겹|지겨워|지겨운|지긋지긋|고통)"
      r"|세상(?:을)?(?:떠나고싶|등지고싶|하직하고)"
@@ -177,6 +180,10 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:내가|제가|나|저)(?:같은건|같은게|같은사람은|같은사람|따위는|따위)?(?:없는게|없어지는게|사라지는게|죽는게|없어야)(?:나|낫|편|좋)"
      r"|(?:내가|제가|나|저)(?:죽어도|없어져도|사라져도|없어도)(?:아무도|누구도)"
      r"|(?:오늘이|이게|이번이|지금이)마지막(?:이야|이에요|이다|일거|일것|인것같)[가-힣]{0,12}?(?:고마웠|고맙|잘있어|잘있거라|미안했|사랑했|안녕)"
+     r"|죽을생각|죽고싶은생각|죽을마음|죽고싶은마음|죽는생각|죽고싶은맘"
+     r"|죽으려(?:고|구)(?:해|하|했|마음)|죽을(?:려고|라고)(?:해|하|했)|(?:오늘밤|오늘|내일|이제)죽을(?:거|래|게)"
+     r"|(?:세상|삶|인생|이승|사는거|사는것|살)(?:에|에는|에도|이)?미련(?:이|도|은|따위)?(?:없|하나도없|조금도없|전혀없)"
+     r"|(?:내가|제가|나|저)(?:없으면|없어지면|죽으면|사라지면)(?:다들|모두|다|가족들이|자식들이|애들이|식구들이|자식들도)?(?:편|좋|홀가분|행복)"
      r"|(?:이제다|이제모두|이제전부|주변을?|신변을?|모든걸)정리(?:하려고|하고떠나|하고가|해야겠|하고싶|하려해|해놨)", HEDGED),
     ("suicide", SELF_HARM, "ko",
      r"자살(?:하고|할|하려|해|하면|생각|충동|시도|하는게|해버리|밖에|각)|극단적(?:인)?(?:선택|생각)"
@@ -186,13 +193,13 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"사라지고(?:싶|파)|없어지고(?:싶|파)|없어졌으면(?:좋겠|싶)|(?:내가|제가)없어지면"
      r"|자다가(?:그냥)?(?:안깼으면|안깨어났으면|깨지않았으면|죽었으면|갔으면|떠났으면)"
      r"|(?:나|저|내가|제가)없어지면(?:다|모두|다들)?(?:편|좋|홀가분)|(?:안|못)(?:깨어났으면|깼으면)(?:좋겠|싶)"
-     r"|(?:눈을|아침에)?(?:안|못)떴으면|영원히잠들|영영(?:안|못)(?:깨|깼|깨어)", HEDGED),
+     r"|(?:눈을|아침에)?(?:안|못)떴으면|영원히잠들|(?:영영|그대로|이대로)잠들(?:고싶|고파|었으면|면좋|어버리고)|영영(?:안|못)(?:깨|깼|깨어)", HEDGED),
     ("method", SELF_HARM, "ko",
      r"(?:뛰어내리|뛰어내릴|뛰어내려)(?:고싶|까|버릴|려고|면|래|고파|거|게|겠|생각)"
-     r"|(?:수면제|농약|제초제)(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)*"
+     r"|(?:수면제|농약|제초제)(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창|사|몰래)*"
      r"(?:모아|모으|털어넣|삼켜버릴|먹고죽|마시고죽|먹어버릴|마셔버릴|마시고싶|먹을까|마실까)"
      r"|약(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)+(?:털어넣|삼켜버릴|먹고죽|먹어버릴|먹을까)"
-     r"|손목(?:을)?(?:긋|그었|그을|자르|그어)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩)?모아(?:놨|뒀|두|놓)"
+     r"|손목(?:을)?(?:긋|그었|그을|자르|그어|그으)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩)?모아(?:놨|뒀|두|놓)"
      r"|유서(?:를|도)?(?:써|썼|쓰)|(?:오늘밤에?|이밤에?)(?:다|모든걸|모두|전부)?끝내(?:버릴|버리|려고|고싶)"
      r"|(?:다|모든걸|모두|전부)끝내버리(?:고싶|려고|겠)|(?:다|모든걸)끝내버릴(?:거|래|게)", HEDGED),
     ("follow_the_dead", SELF_HARM, "ko",
@@ -217,7 +224,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\b(?:going to|gonna|will|want to|wanna|ill) (?:take|swallow) (?:all|the rest) (?:of )?(?:my|the) "
      r"(?:pills|tablets|meds|medicine)\b", HEDGED),
     ("end_it_en", SELF_HARM, "en",
-     r"\bend it (?:all )?tonight\b|\b(?:tonight|today) (?:is|will be) my last (?:night|day)\b"
+     r"\bwish i could (?:just )?(?:disappear|vanish|not wake up|die|stop existing)\b|\bend it (?:all )?tonight\b|\b(?:tonight|today) (?:is|will be) my last (?:night|day)\b"
      r"|\b(?:go to sleep|sleep|fall asleep) and never wake up\b|\bdisappear forever\b"
      r"|\b(?:goodbye|suicide) (?:letter|note)\b|\bhang myself\b|\b(?:slit|cut|cutting|slitting) my wrists?\b"
      r"|\b(?:nobody|no one) would (?:miss|care about) me\b|\bbetter off without me\b"
@@ -242,7 +249,8 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"죽여버린다|죽여버리겠|죽인다고|죽이겠다고|죽여버린다고|때린다고|때리겠다고|(?:나|저|날|절)(?:를|을)?죽이려"
      rf"|(?:나|저|날|절)(?:를|을)?(?:협박|위협)|(?:협박|위협)(?:당|을당|받|해요|을해|하고|했|해|하네)"
      rf"|(?:{_PEOPLE})(?:이|가)(?:{_OFTEN})*(?:욕을|욕)(?:해|하|퍼부|했)"
-     r"|가만(?:안|못)(?:두|둘|둔|놔두|놔둘)|가만(?:두지|놔두지)(?:않|안)", NEGATABLE),
+     r"|가만(?:안|못)(?:두|둘|둔|놔두|놔둘)|가만(?:두지|놔두지)(?:않|안)"
+     rf"|(?:{_PEOPLE})(?:이|가)[가-힣]{{0,4}}(?:돈|연금|용돈|통장|카드)(?:을|를)?(?:안|못)(?:주면|내놓으면)", NEGATABLE),
     ("confined", ABUSE, "ko",
      r"(?:방|집|방안)(?:에|에다)?(?:가둬|가뒀|가두|가둡)|(?:나|저|날|절)(?:를|을)?가둬"
      r"|못나가게(?:해|하|막|문을)|문을?잠가(?:놓|두)고(?:못|안)", NEGATABLE),
@@ -255,7 +263,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"(?:돈|연금|통장|카드|용돈|땅|집문서|도장|적금)(?:을|를|도|까지)?(?:다|몽땅|전부|자꾸|맨날|억지로|몰래)*"
      r"(?:뺏|빼앗|가로채|뜯어가|털어가|내놓으라|내놓라)"
      r"|(?:돈|연금|통장|카드|용돈)(?:을|를|도|까지)?(?:다|몽땅|전부|자꾸|맨날|억지로|몰래)+(?:가져가|가져갔)"
-     r"|(?:돈|연금|통장|카드|용돈)(?:을|를)?가져가(?:서|고)(?:안|못)(?:줘|돌려|주)",
+     r"|(?:돈|연금|통장|카드|용돈)(?:을|를)?(?:가져가서|가져가고|가지고|갖고|맡아서|챙겨서)(?:안|못|절대안)(?:줘|돌려|주|내놓)",
      NEGATABLE),
     ("someone_takes_money", ABUSE, "ko",
      rf"(?:{_PEOPLE})(?:이|가|들이)(?:{_OFTEN}|몰래|다|맘대로|마음대로)*(?:내|제|나의)?(?:돈|연금|통장|카드|용돈|적금)(?:을|를|도|까지)?"
@@ -276,7 +284,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\bforged my signature\b|\b(?:loan|credit card|account) in my name\b|\bin my name without\b"
      r"|\b(?:made|forcing|forced|force|makes) me (?:to )?(?:sell|sign)\b|\bsteals? money from my\b", NEGATABLE),
     ("harm_en", ABUSE, "en",
-     r"\b(?:pinches|pinched|slaps|slapped|grabs|grabbed|shoves|shoved|yells at|screams at|threatens|threatened) me\b"
+     r"\b(?:shouts|yells|screams) at me and (?:pushes|shoves|hits|slaps|grabs)\b|\bpush(?:es)? me around\b|\b(?:pinches|pinched|slaps|slapped|grabs|grabbed|shoves|shoved|yells at|screams at|threatens|threatened) me\b"
      r"|\bthrows things at me\b|\bbruises from\b|\b(?:lock|locks|locked) me in\b"
      r"|\b(?:wont|will not|doesnt|dont) let me (?:see a doctor|eat|leave|go out|see anyone)\b"
      r"|\b(?:scared|afraid) to go home\b|\bleaves? me in dirty\b|\bhurt me if i tell\b"
@@ -319,6 +327,8 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     ("obsessed_with", "ko", r"(?:돈|일|승진|성적|자리|결과|시험|권력|체면|명예)(?:에|에만)목(?:을)?매"),
     ("no_need_to_feed", "ko", r"(?:안|못)줘도(?:돼|되|괜찮)"),
     ("eye_twitch", "ko", r"눈(?:밑|꺼풀|가)?(?:에)?(?:이)?경련"),
+    ("happened_before", "ko",
+     r"(?:쓰러진|넘어진|다친|기절한|실신한|입원한|쓰러졌던|넘어졌던|기절했던)적(?:이|은|도)?(?:있|한번있|몇번있)"),
     ("laughed_breathless", "ko",
      r"숨(?:을|이)?(?:못|안)(?:쉴|쉬게)(?:정도로|만큼|것처럼|듯이)(?:웃|좋|신나|기뻐|반가|행복)"),
     ("finish_a_task", "ko",
@@ -327,6 +337,9 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     ("dying_to", "en",
      r"\bdying (?:to|for|of laughter)\b|\bdie (?:laughing|of laughter|of embarrassment)\b"
      r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"),
+    ("had_it_before", "en",
+     r"\b(?:had|used to have) (?:chest pains?|a stroke|a heart attack|a seizure|a fall)(?: \w+){0,3}? "
+     r"(?:ago|last (?:year|month|week|time|winter|summer)|before|once|back then)\b"),
     ("beats_me", "en", r"^beats me\b|\bit (?:really )?hit me\b|\bbeat me (?:at|in|to)\b"),
 )
 
