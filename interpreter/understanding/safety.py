@@ -321,6 +321,18 @@ class Detector:
         """Every expression that counted in `text`, lexicon first, in table order."""
         return self._found(text, first=False)
 
+    def _lemma_findings(self, text: str) -> list[Finding]:
+        """What the lemma rules find in `text`; nothing when an idiom is in it (`IDIOMS`
+        mask the lexicon's forms; the lemmas cannot be masked, so an idiom vetoes them:
+        "심장이 터질 것 같이 설레" is no crisis)."""
+        from . import safety_lemmas  # the analyser's tier: only for a detector with a language
+
+        unmasked = _forms(text)
+        if _mask(*unmasked) != unmasked:
+            return []
+        return [Finding(category, "lemmas", name, matched)
+                for category, name, matched in safety_lemmas.findings(self.language or "ko", text)]
+
     def _found(self, text: str, first: bool) -> list[Finding]:
         if not isinstance(text, str) or not text or text.isspace():
             return []
@@ -353,10 +365,7 @@ class Detector:
                         break
         if self.language is not None and not (first and found and
                                               found[0].category == CATEGORIES[0]):
-            from . import safety_lemmas  # the analyser's tier: only for a detector with a language
-
-            found += [Finding(category, "lemmas", name, matched) for category, name, matched
-                      in safety_lemmas.findings(self.language, text)]
+            found += self._lemma_findings(text)
         if self.scenario_patterns:
             searched = patterns.searched(text)
             for i, (category, regex, negatable) in enumerate(self.scenario_patterns):

@@ -62,7 +62,7 @@ _MONEY = "돈|연금|통장|카드|도장|인감|땅|집문서|문서|적금|예
 _VALUABLES = _MONEY + "|패물|귀금속|금반지|반지|금목걸이|목걸이|시계|집"
 _TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯"
 _PILLS = "수면제|신경안정제|안정제|진통제|혈압약|당뇨약|알약|약|농약|제초제"
-_LEISURE = "꿈|영화|드라마|장면|뉴스|게임|놀이|장난|시늉|연기|소설|책|만화|티비|tv|얘기|이야기"
+_LEISURE = "꿈|영화|드라마|장면|뉴스|게임|놀이|장난|시늉|흉내|연기|소설|책|만화|티비|tv|얘기|이야기"
 
 RULES: tuple[LemmaRule, ...] = (
     # --- medical_emergency ----------------------------------------------------------------
@@ -74,11 +74,17 @@ RULES: tuple[LemmaRule, ...] = (
           unless="살|피부|주름|나이|늙|표정|화장"),
     _rule("one_side_weak", MEDICAL, "ko", "한쪽|반쪽|왼쪽|오른쪽|편측",
           "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들"),
-    _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽"
+    _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽|침"
           "|쓰러지|저리", unless="기|어이|욕|대답|" + _LEISURE),
-    _rule("chest_squeeze", MEDICAL, "ko", "가슴|심장|명치", "쥐어짜|짓누르|누르|조이|죄|터지|찢어지"),
-    _rule("cold_sweat", MEDICAL, "ko", "식은땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장|떨리|혈당|당뇨"
-          "|당뇨약|약|정신", unless="꿈|악몽|" + _LEISURE),
+    _rule("chest_squeeze", MEDICAL, "ko", "가슴|심장|명치", "쥐어짜|짓누르|누르|조이|죄|터지|찢어지",
+          unless="소식|듣|얘기|이야기|슬프|이별|알|" + _LEISURE),
+    _rule("racing_heart", MEDICAL, "ko", "심장|가슴", "빨리|두근거리|벌렁거리|쿵쾅", "숨|어지럽|쓰러지|아프|답답"
+          "|식은땀", unless="설레|운동|계단|놀라|" + _LEISURE),
+    _rule("dizzy_stuck", MEDICAL, "ko", "어지럽|현기증|어지러움", "!걷|서|일어나|움직이|일어서"),
+    _rule("sudden_dark", MEDICAL, "ko", "눈앞|눈|앞", "캄캄|깜깜|캄캄하|깜깜하", "갑자기"),
+    _rule("fall_head", MEDICAL, "ko", _FALL, "머리", "부딪히|박|찧", unless="뻔|" + _LEISURE),
+    _rule("cold_sweat", MEDICAL, "ko", "식은땀|땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장|떨리|혈당|당뇨"
+          "|당뇨약|약|정신|창백", unless="꿈|악몽|운동|덥|더위|사우나|목욕|찜질|" + _LEISURE),
     _rule("high_fever", MEDICAL, "ko", "열|고열", "끓|펄펄|높", "정신|의식|헛소리|경련|몸부림|못알아보"),
     _rule("thunder_headache", MEDICAL, "ko", "머리", "깨지|터지|쪼개지", "토하|구토|갑자기|평생",
           unless="술|숙취|과음|생각|스트레스|공부"),
@@ -125,6 +131,8 @@ RULES: tuple[LemmaRule, ...] = (
           unless=_LEISURE),
     _rule("tied_down", ABUSE, "ko", _PERSON, "묶|묶어두|묶어놓", "침대|의자|손|발|팔|다리|휠체어|나|저",
           unless="머리|끈|신발|리본|포장|짐"),
+    _rule("by_the_hair", ABUSE, "ko", "머리채|멱살|머리끄덩이", "잡|끌|흔들|휘두르"),
+    _rule("abandoned", ABUSE, "ko", _PERSON, "버리", "이사|도망|떠나|연락|두", unless="쓰레기|물건|옷|짐|" + _LEISURE),
     _rule("rough_handling", ABUSE, "ko", _PERSON, "거칠|함부로|세게|난폭", "다루|대하|잡|끌"),
     _rule("takes_money", ABUSE, "ko", _PERSON, _MONEY, _TAKE, unless="장|심부름|대신|도와주|사다주|정리|관리"),
     _rule("in_my_name", ABUSE, "ko", "명의", "대출|카드|만들|빌리|팔|보증"),
