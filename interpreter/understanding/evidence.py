@@ -94,6 +94,10 @@ class LemmaIndex:
         """The units an utterance says (see `units_of`)."""
         return units_of(map(self._analyse, words))[0]
 
+    def unknown(self, words: list[str]) -> int:
+        """How many units of an utterance no example of any intent has."""
+        return sum(1 for unit in self.units(words) if unit not in self._weight)
+
     def weight(self, unit: str) -> float:
         return self._weight.get(unit, UNKNOWN)
 
