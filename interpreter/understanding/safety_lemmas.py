@@ -74,6 +74,8 @@ RULES: tuple[LemmaRule, ...] = (
           unless="살|피부|주름|나이|늙|표정|화장"),
     _rule("one_side_weak", MEDICAL, "ko", "한쪽|반쪽|왼쪽|오른쪽|편측",
           "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들"),
+    _rule("sudden_weakness", MEDICAL, "ko", "갑자기", "팔다리|팔|다리|몸|손|온몸|한쪽", "빠지|풀리|마비|저리",
+          unless="살|체중|몸무게|털|머리카락|" + _LEISURE),
     _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽|침"
           "|쓰러지|저리", unless="기|어이|욕|대답|" + _LEISURE),
     _rule("chest_squeeze", MEDICAL, "ko", "가슴|심장|명치", "쥐어짜|짓누르|누르|조이|죄|터지|찢어지",
