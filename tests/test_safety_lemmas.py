@@ -9,6 +9,8 @@ held-out figures are printed by `tests/benchmarks/nlu_eval.py --sets`, never ass
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -94,3 +96,15 @@ def test_the_tuning_sets_meet_the_issue_targets(language):
 def test_the_lemma_tier_never_raises_and_is_deterministic(text):
     assert KO.findings(text) == KO.findings(text)
     assert EN.detect(text) == EN.detect(text)
+
+
+@pytest.mark.parametrize("text", ["가" * 64_000, "아들이 " + "자꾸 " * 990,
+                                  " ".join(f"말{i}" for i in range(2000))])
+def test_a_long_text_is_read_within_its_first_words(text):
+    """The lemma tier reads the first `MAX_WORDS` words of the first `MAX_CHARS` characters,
+    words of at most `MAX_WORD` characters: new words cost the analyser once each."""
+    KO.detect("준비")
+    started = time.perf_counter()
+    KO.detect(text)
+    assert time.perf_counter() - started < 0.5
+    assert len(safety_lemmas.lemmas_of("ko", text)) <= 2 * safety_lemmas.MAX_WORDS

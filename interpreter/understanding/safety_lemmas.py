@@ -32,6 +32,8 @@ from .text import normalise
 MEDICAL, SELF_HARM, ABUSE = "medical_emergency", "self_harm", "abuse"
 WINDOW = 10  # words between the first and the last lemma of a rule, at most
 MAX_WORDS = 80  # a turn's first words only: a crisis is said, not buried in an essay
+MAX_CHARS = 2000  # of the text (`safety.MAX_DETECT_CHARS`), before it is split in words
+MAX_WORD = 40  # characters: a longer "word" is no word the analyser is asked about
 _KO_NEGATIONS = frozenset((NEG, "없"))
 
 
@@ -168,8 +170,9 @@ def lemmas_of(language: str, text: str) -> list[tuple[str, int]]:
     """The (lemma, word position) sequence of `text`'s first `MAX_WORDS` words."""
     read = analyser(language)
     found: list[tuple[str, int]] = []
-    for position, word in enumerate(normalise(text).split()[:MAX_WORDS]):
-        found.extend((lemma, position) for lemma in read(word))
+    for position, word in enumerate(normalise(text[:MAX_CHARS]).split()[:MAX_WORDS]):
+        if len(word) <= MAX_WORD:
+            found.extend((lemma, position) for lemma in read(word))
     return found
 
 
