@@ -95,8 +95,11 @@ class _Example:
             if index < 0:
                 return 0.0
             negated = negated or word_negated(words, index, len(stem.literal))
-        if negated and negations(words) <= self.negations:
+        said_negations = negations(words)
+        if negated and said_negations <= self.negations:
             negated = False  # the utterance negates no more than the example itself does
+        if not negated and said_negations > self.negations:
+            return 0.0  # a negation not beside a stem: "I don't want a refund" is no refund
         return NEGATED if negated else STEMS_SCORE
 
 
