@@ -10,6 +10,8 @@ and the tuning sets (tests/data/tuning_*), never from the held-out sets.
 
 from __future__ import annotations
 
+import re
+
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
@@ -64,6 +66,10 @@ _CLASSES = {
     "=모르": "모르 이해",
     "=날짜": "날짜 날 요일",
 }
+
+# Korean word forms that open like a request verb and are praise, not a request: "끝내주는
+#날씨네" (what great weather) is no "이제 끝내자". Intent matching reads them as no word.
+PRAISE_WORDS_KO = re.compile(r"끝내주(?:는|게|네|더라|던데|잖아|더군)")
 
 CONCEPTS: dict[str, str] = {word: name for name, words in _CLASSES.items()
                             for word in words.split()}

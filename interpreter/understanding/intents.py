@@ -35,6 +35,7 @@ from typing import NamedTuple
 from .. import ir, patterns
 from . import lexicon as lex
 from . import morph
+from .concepts import PRAISE_WORDS_KO
 from .evidence import LemmaIndex
 from .nlu import AMBIGUOUS, BELOW_THRESHOLD, Candidate
 from .similarity import ExampleIndex, example_stem, negations, stem_index, word_negated
@@ -178,6 +179,7 @@ class IntentMatcher:
         self.thresholds = [MIN_INTENT_SCORE if i.threshold is None else i.threshold
                            for i in intents]
         self.language = language
+        self.language_is_ko = morph.primary(language) == "ko"
         self.patterns: list[tuple[int, tuple[re.Pattern, ...]]] = []
         self.by_gate: dict[str, list[tuple[int, _Example]]] = {}
         self.ungated: list[tuple[int, _Example]] = []
@@ -206,7 +208,8 @@ class IntentMatcher:
     def lemma_index(self) -> LemmaIndex:
         """The lemma tier, built at the first turn (the analyser loads off `mgi run`'s path)."""
         if self._lemmas is None:
-            self._lemmas = LemmaIndex(self._example_words, morph.analyser(self.language))
+            self._lemmas = LemmaIndex(self._example_words, morph.analyser(self.language),
+                                      questions=morph.primary(self.language) == "en")
         return self._lemmas
 
     def match(self, raw: str, spaced: str, words: list[str]) -> IntentReading:
@@ -215,6 +218,9 @@ class IntentMatcher:
         An intent one of whose patterns or examples the utterance negates ("취소 안 할게요",
         "대화 종료하지 마세요") is out, whatever else of it matched, unless the utterance is
         one of its examples."""
+        if self.language_is_ko and any(PRAISE_WORDS_KO.match(w) for w in words):
+            words = [w for w in words if not PRAISE_WORDS_KO.match(w)]  # praise, no request
+            spaced = " ".join(words)
         compact = spaced.replace(" ", "")
         scores = {order: _pattern_score(regexes, raw) for order, regexes in self.patterns}
         out = {order for order, score in scores.items() if score == NEGATED}
