@@ -15,7 +15,8 @@ import re
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
-            "bitcoin cheque check installment installments applepay googlepay",
+            "bitcoin cheque check installment installments applepay googlepay american American "
+            "express maestro venmo gpay",
     "=accept": "accept support allow take use",
     "=refund": "refund reimburse reimbursement return exchange",
     "=money": "money",
@@ -24,7 +25,8 @@ _CLASSES = {
     "=late": "late overdue delay delayed wait waiting still yet",
     "=track": "track tracking status",
     "=login": "login log sign signin password username credential credentials verification "
-              "lock locked unlock hack hacked access recover account",
+              "lock locked unlock hack hacked access recover account block blocked suspend "
+              "suspended disable disabled freeze frozen",
     "=cancel": "cancel void undo scrap stop",
     "=address": "address street zip postcode apartment destination",
     "=change": "change update edit modify fix correct redirect switch move",
@@ -43,8 +45,7 @@ _CLASSES = {
     "=취소": "취소 관두 그만두",
     "=그만": "그만 이만 끝 끝내 종료 마치 마무리 여기",
     "=나중": "다음 나중",
-    "=바꾸": "바꾸 고치 수정 변경 옮기",
-    "=틀리": "틀리 잘못",
+    "=바꾸": "바꾸 고치 수정 변경 옮기 틀리 잘못",
     "=얘기": "얘기 이야기 대화 통화 말",
     "=끊": "끊",
     "=쉬": "쉬 자 피곤",
