@@ -84,5 +84,5 @@ STOP_LEMMAS = frozenset((
     "has", "had", "get", "got", "let", "like", "want", "need", "would", "im", "ive", "id",
     "its", "thats", "whats", "hi", "hello", "hey", "ok", "okay", "yes", "no", "again", "also",
     "now", "up", "out", "about", "if", "but", "than", "then", "very", "really",
-    "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s",
+    "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s", "into", "onto",
 ))

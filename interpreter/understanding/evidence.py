@@ -54,7 +54,9 @@ def units_of(lemma_lists: Iterable[tuple[str, ...]]) -> tuple[frozenset[str], in
         for lemma in lemmas:
             if lemma == NEG:
                 negations += 1
-            elif lemma not in STOP_LEMMAS:
+                continue
+            lemma = lemma.lower()  # simplemma gives "I", "American": the tables are lower case
+            if lemma not in STOP_LEMMAS:
                 units.add(CONCEPTS.get(lemma, lemma))
     return frozenset(units), negations
 
