@@ -15,7 +15,7 @@ import re
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
-            "bitcoin cheque check installment installments applepay googlepay american American "
+            "bitcoin cheque check installment installments applepay googlepay american "
             "express maestro venmo gpay",
     "=accept": "accept support allow take use",
     "=refund": "refund reimburse reimbursement return exchange",
