@@ -68,8 +68,8 @@ _CLASSES = {
     "=날짜": "날짜 날 요일",
 }
 
-# Korean word forms that open like a request verb and are praise, not a request: "끝내주는
-#날씨네" (what great weather) is no "이제 끝내자". Intent matching reads them as no word.
+# Korean word forms that open like a request verb and are praise, not a request ("끝내주는
+# 날씨네", what great weather, is no "이제 끝내자"): intent matching reads them as no word.
 PRAISE_WORDS_KO = re.compile(r"끝내주(?:는|게|네|더라|던데|잖아|더군)")
 
 CONCEPTS: dict[str, str] = {word: name for name, words in _CLASSES.items()

@@ -36,8 +36,8 @@ MISSING = 0.7  # weight of a unit of the example the utterance lacks
 EXTRA = 0.35  # weight of a unit of the utterance the example lacks
 # Weight of a unit no example of any intent has: a sentence about something else ("how much
 # is a coffee", "I love this card") is far from every example. Chosen on the tuning sets
-# (issue 22): 3.0 and 4.0 give en precision 0.926 and traps 12.5% (1.2: 0.915, 15%) at the
-# same recall everywhere; 6.0 starts to lose recall.
+# (issue 22, before lemmas were lower-cased): 3.0 and 4.0 give en precision 0.926 and traps
+# 12.5% (1.2: 0.915, 15%) at the same recall everywhere; 6.0 starts to lose recall.
 UNKNOWN = 3.0
 
 

@@ -15,8 +15,9 @@ compact form without spaces (Korean, so spacing and particles glued or apart rea
 spellings are folded (`FOLDS`); idioms are masked (`IDIOMS`); then every entry of the
 lexicon is tried, and a match counts unless a negation cancels it (`NEGATABLE`, `HEDGED`).
 A detector built for a language (`detector_for` a program whose rules NLU reads lemmas, SPEC
-13.4) also reads the analyser's lemmas (`safety_lemmas`): rules of lemmas said together, in any
-order and inflection; they only add. A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
+13.4) also reads the analyser's lemmas (`safety_lemmas`): rules of lemmas said together, in
+any order and inflection; they only add, and an idiom in the text vetoes them. A scenario's
+`safety.patterns` are author regexes with a bounded matching time (the rule of
 `interpreter.patterns`, as for intent patterns): searched, case-insensitive, in the raw text;
 they only add; a negation outside the match cancels one (`negated_outside`, SPEC 13.4,
 17.15) unless the pattern says `"negatable": false`; no idiom rule applies to them.
