@@ -124,6 +124,12 @@ RULES: tuple[LemmaRule, ...] = (
           "잠들|죽|영영|영원히|문|닫|테이프", unless="고기|구이|캠핑|난로|보일러|" + _LEISURE),
     _rule("save_pills", SELF_HARM, "ko", "수면제|안정제|신경안정제|진통제", "모으|쌓",
           unless="통|약통|케이스"),
+    _rule("sleep_for_ever", SELF_HARM, "ko", "영원히|영영", "잠들|자|감|깨어나|눈",
+          unless="도시|사랑|기억|" + _LEISURE),
+    _rule("not_to_live", SELF_HARM, "ko", "살|살기", "싫",
+          unless="여기|동네|집|시골|도시|아파트|혼자|같이|곳|나라|서울|시끄럽|이사|살찌|빼|찌|빠지"
+                 "|몸무게|다이어트|" + _LEISURE),
+    _rule("life_cut", SELF_HARM, "ko", "목숨", "끊|버리|끝내", unless="걸|" + _LEISURE),
     _rule("hanging", SELF_HARM, "ko", "목", "매|매달", "줄|끈|밧줄|생각|준비|사"),
     _rule("save_pills_en", SELF_HARM, "en", "save|saving|hoard|stockpile|collect",
           "pill|tablet|med|medicine|medication|painkiller"),
