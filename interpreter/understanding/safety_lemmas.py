@@ -127,7 +127,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("sleep_for_ever", SELF_HARM, "ko", "영원히|영영", "잠들|자|감|깨어나|눈",
           unless="도시|사랑|기억|" + _LEISURE),
     _rule("not_to_live", SELF_HARM, "ko", "살|살기", "싫",
-          unless="여기|동네|집|시골|도시|아파트|혼자|같이|곳|나라|서울|시끄럽|이사|살찌|빼|찌|빠지"
+          unless="여기|동네|집|시골|도시|아파트|혼자|같이|곳|나라|서울|시끄럽|이사|살찌|빼|빼기|찌|빠지"
                  "|몸무게|다이어트|" + _LEISURE),
     _rule("life_cut", SELF_HARM, "ko", "목숨", "끊|버리|끝내", unless="걸|" + _LEISURE),
     _rule("hanging", SELF_HARM, "ko", "목", "매|매달", "줄|끈|밧줄|생각|준비|사"),
