@@ -23,11 +23,11 @@ _CLASSES = {
     "=order": "order purchase item stuff thing product package parcel shipment box",
     "=arrive": "arrive come reach show receive",
     "=late": "late overdue delay delayed wait waiting still yet",
-    "=track": "track tracking status",
+    "=track": "track tracking status eta whereabouts transit dispatch",
     "=login": "login log sign signin password username credential credentials verification "
               "lock locked unlock hack hacked access recover account block blocked suspend "
-              "suspended disable disabled freeze frozen",
-    "=cancel": "cancel void undo scrap stop",
+              "suspended disable disabled freeze frozen logon otp 2fa",
+    "=cancel": "cancel void undo scrap stop cancellation cancell",
     "=address": "address street zip postcode apartment destination",
     "=change": "change update edit modify fix correct redirect switch move",
     "=wrong": "wrong mistake incorrect error",
@@ -35,7 +35,7 @@ _CLASSES = {
               "people rep",
     "=talk": "talk speak chat call phone contact connect transfer",
     "=open": "open close closing opening hour hours",
-    "=day": "monday tuesday wednesday thursday friday saturday sunday weekend weekends "
+    "=day": "monday tuesday wednesday thursday friday saturday sunday weekend weekends weekday "
             "holiday holidays christmas tonight tomorrow today",
     "=ship": "ship shipping delivery deliver postage courier",
     "=cost": "cost price fee fees charge much expensive cheap free rate rates dollar",
