@@ -46,7 +46,9 @@ MIN_SIMILARITY = 0.45  # the similarity tier's one threshold: see "Calibration" 
 SIMILARITY_CEILING = 0.8  # the score of similarity 1.0: what the example's stems score
 NEGATED = -1.0  # an example or pattern matched, negated: the intent is ruled out for the turn
 STEMS_SCORE = 0.8  # every stem of an example opens a word of the utterance
-MIN_LEMMA_SIMILARITY = 0.5  # the lemma tier's threshold (`evidence`), chosen on the tuning sets
+# The lemma tier's threshold (`evidence`), chosen on the tuning sets: 0.55 gives en precision
+# 0.962 and traps 5% where 0.5 gave 0.949 and 7.5%, at the same recall (ko unchanged).
+MIN_LEMMA_SIMILARITY = 0.55
 LEMMA_CEILING = 0.8  # the score of lemma similarity 1.0: what the example's stems score
 MARGIN = 0.05  # SPEC 13.2: the chosen intent scores at least this much over the runner-up
 MAX_CANDIDATES = 3
