@@ -10,20 +10,24 @@ and the tuning sets (tests/data/tuning_*), never from the held-out sets.
 
 from __future__ import annotations
 
+import re
+
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
-            "bitcoin cheque check installment installments applepay googlepay",
+            "bitcoin cheque check installment installments applepay googlepay american "
+            "express maestro venmo gpay",
     "=accept": "accept support allow take use",
     "=refund": "refund reimburse reimbursement return exchange",
     "=money": "money",
     "=order": "order purchase item stuff thing product package parcel shipment box",
     "=arrive": "arrive come reach show receive",
     "=late": "late overdue delay delayed wait waiting still yet",
-    "=track": "track tracking status",
+    "=track": "track tracking status eta whereabouts transit dispatch",
     "=login": "login log sign signin password username credential credentials verification "
-              "lock locked unlock hack hacked access recover account",
-    "=cancel": "cancel void undo scrap stop",
+              "lock locked unlock hack hacked access recover account block blocked suspend "
+              "suspended disable disabled freeze frozen logon otp 2fa",
+    "=cancel": "cancel void undo scrap stop cancellation cancell",
     "=address": "address street zip postcode apartment destination",
     "=change": "change update edit modify fix correct redirect switch move",
     "=wrong": "wrong mistake incorrect error",
@@ -31,7 +35,7 @@ _CLASSES = {
               "people rep",
     "=talk": "talk speak chat call phone contact connect transfer",
     "=open": "open close closing opening hour hours",
-    "=day": "monday tuesday wednesday thursday friday saturday sunday weekend weekends "
+    "=day": "monday tuesday wednesday thursday friday saturday sunday weekend weekends weekday "
             "holiday holidays christmas tonight tomorrow today",
     "=ship": "ship shipping delivery deliver postage courier",
     "=cost": "cost price fee fees charge much expensive cheap free rate rates dollar",
@@ -41,8 +45,7 @@ _CLASSES = {
     "=취소": "취소 관두 그만두",
     "=그만": "그만 이만 끝 끝내 종료 마치 마무리 여기",
     "=나중": "다음 나중",
-    "=바꾸": "바꾸 고치 수정 변경 옮기",
-    "=틀리": "틀리 잘못",
+    "=바꾸": "바꾸 고치 수정 변경 옮기 틀리 잘못",
     "=얘기": "얘기 이야기 대화 통화 말",
     "=끊": "끊",
     "=쉬": "쉬 자 피곤",
@@ -65,6 +68,10 @@ _CLASSES = {
     "=날짜": "날짜 날 요일",
 }
 
+# Korean word forms that open like a request verb and are praise, not a request ("끝내주는
+# 날씨네", what great weather, is no "이제 끝내자"): intent matching reads them as no word.
+PRAISE_WORDS_KO = re.compile(r"끝내주(?:는|게|네|더라|던데|잖아|더군)")
+
 CONCEPTS: dict[str, str] = {word: name for name, words in _CLASSES.items()
                             for word in words.split()}
 
@@ -77,5 +84,5 @@ STOP_LEMMAS = frozenset((
     "has", "had", "get", "got", "let", "like", "want", "need", "would", "im", "ive", "id",
     "its", "thats", "whats", "hi", "hello", "hey", "ok", "okay", "yes", "no", "again", "also",
     "now", "up", "out", "about", "if", "but", "than", "then", "very", "really",
-    "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s",
+    "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s", "into", "onto",
 ))

@@ -14,7 +14,10 @@ the text is normalised (NFC, lower case, punctuation out) into a spaced form (En
 compact form without spaces (Korean, so spacing and particles glued or apart read alike);
 spellings are folded (`FOLDS`); idioms are masked (`IDIOMS`); then every entry of the
 lexicon is tried, and a match counts unless a negation cancels it (`NEGATABLE`, `HEDGED`).
-A scenario's `safety.patterns` are author regexes with a bounded matching time (the rule of
+A detector built for a language (`detector_for` a program whose rules NLU reads lemmas, SPEC
+13.4) also reads the analyser's lemmas (`safety_lemmas`): rules of lemmas said together, in
+any order and inflection; they only add, and an idiom in the text vetoes them. A scenario's
+`safety.patterns` are author regexes with a bounded matching time (the rule of
 `interpreter.patterns`, as for intent patterns): searched, case-insensitive, in the raw text;
 they only add; a negation outside the match cancels one (`negated_outside`, SPEC 13.4,
 17.15) unless the pattern says `"negatable": false`; no idiom rule applies to them.
@@ -53,7 +56,7 @@ _NEGATORS = frozenset(("no", "not", "never", "dont", "doesnt", "didnt", "isnt", 
 # "적은 없"; compiled on first use (`_negation`), not at import.
 _NEG_AFTER_PATTERN = (
     r"(?:지|진|지는|지도|지가|지를)(?:않|안|아니|말|못)|(?:은|는|이|가|도|을|를)?(?:없|아니)"
-    r"|(?:은|는)?(?:건|게|거|것은|것이|것)(?:아니|없)|(?:ㄴ|은|는)?(?:적|일)(?:은|이|도)?(?:한번도)?(?:없|아니)")
+    r"|(?:은|는)?(?:건|게|거|것은|것이|것)(?:아니|없)|(?:은|는)?(?:생각|마음|맘)(?:은|는|이|도|까진|까지는)?(?:없|안들|아니)|(?:ㄴ|은|는)?(?:적|일)(?:은|이|도)?(?:한번도)?(?:없|아니)")
 # ... followed by "but ..." (a hedge, for HEDGED entries): "않은데 너무 힘들어요".
 _HEDGE_KO_PATTERN = r"[가-힣]{0,3}?(?:은데|는데|지만|근데|그런데|하지만|그렇지만)(?=[가-힣]{2})"
 _HEDGE_EN_PATTERN = r"\b(?:but|though|although|yet|except)\b"
@@ -73,8 +76,9 @@ def _negation() -> _Negation:
 
 
 class Finding(NamedTuple):
-    """One expression that counted: its category, where it came from (`lexicon` or
-    `scenario`), its name (the lexicon entry, or `safety.patterns[i]`) and what it matched."""
+    """One expression that counted: its category, where it came from (`lexicon`, `lemmas`
+    or `scenario`), its name (the lexicon entry, the lemma rule, or `safety.patterns[i]`) and
+    what it matched."""
 
     category: str
     source: str
@@ -292,9 +296,13 @@ class Detector:
     """The built-in lexicon plus one program's `safety.patterns`; built once per program
     (`Runtime.safety`), shared by every session, thread-safe (it holds no state)."""
 
-    def __init__(self, scenario_patterns: Sequence[tuple[str, str] | tuple[str, str, bool]] = ()):
+    def __init__(self, scenario_patterns: Sequence[tuple[str, str] | tuple[str, str, bool]] = (),
+                 language: str | None = None):
         """`scenario_patterns`: (category, regex[, negatable]); a negatable pattern (the
-        default, SPEC 13.4) does not count when a negation outside its match cancels it."""
+        default, SPEC 13.4) does not count when a negation outside its match cancels it.
+        `language`: read the lemmas of that language's analyser too (`safety_lemmas`); None:
+        the lexicon and the patterns only (no analyser is loaded)."""
+        self.language = language
         compiled = []
         for category, pattern, *rest in scenario_patterns:
             if category not in CATEGORIES:
@@ -313,6 +321,18 @@ class Detector:
     def findings(self, text: str) -> list[Finding]:
         """Every expression that counted in `text`, lexicon first, in table order."""
         return self._found(text, first=False)
+
+    def _lemma_findings(self, text: str) -> list[Finding]:
+        """What the lemma rules find in `text`; nothing when an idiom is in it (`IDIOMS`
+        mask the lexicon's forms; the lemmas cannot be masked, so an idiom vetoes them:
+        "심장이 터질 것 같이 설레" is no crisis)."""
+        from . import safety_lemmas  # the analyser's tier: only for a detector with a language
+
+        unmasked = _forms(text)
+        if _mask(*unmasked) != unmasked:
+            return []
+        return [Finding(category, "lemmas", name, matched)
+                for category, name, matched in safety_lemmas.findings(self.language or "ko", text)]
 
     def _found(self, text: str, first: bool) -> list[Finding]:
         if not isinstance(text, str) or not text or text.isspace():
@@ -344,11 +364,14 @@ class Detector:
                         found.append(Finding(entry.category, "lexicon", entry.name,
                                              match.group()))
                         break
+        if self.language is not None and not (first and found and
+                                              found[0].category == CATEGORIES[0]):
+            found += self._lemma_findings(text)
         if self.scenario_patterns:
             searched = patterns.searched(text)
             for i, (category, regex, negatable) in enumerate(self.scenario_patterns):
                 if first and found and CATEGORIES.index(category) >= \
-                        CATEGORIES.index(found[0].category):
+                        min(CATEGORIES.index(f.category) for f in found):
                     continue  # cannot change the answer
                 match = next((m for m in regex.finditer(searched) if not negatable
                               or not negated_outside(searched, m.start(), m.end())), None)
@@ -377,9 +400,13 @@ def negated_outside(text: str, start: int, end: int) -> bool:
 
 
 def detector_for(program: Any) -> Detector:
-    """The detector of a program (`ir.Program.safety_patterns`)."""
+    """The detector of a program (`ir.Program.safety_patterns`), reading lemmas too when the
+    program's rules NLU has its language's analyser loaded anyway (intent examples,
+    `morph.preload_for`): no scenario loads an analyser for safety alone."""
+    reads_lemmas = any(intent.examples for intent in getattr(program, "intents", ()))
     return Detector([(p.category, p.pattern, getattr(p, "negatable", True))
-                     for p in getattr(program, "safety_patterns", ())])
+                     for p in getattr(program, "safety_patterns", ())],
+                    getattr(program, "language", "ko") if reads_lemmas else None)
 
 
 def merge(detected: str | None, said: Any) -> str | None:

@@ -3,7 +3,7 @@
 In: the files of tests/data read by `tests/nlu_sets.py`. Out: text on stdout, figures beside
 the issue's targets (held-out intent recall >= 0.85 en / 0.90 ko at precision >= 0.97, traps
 given an intent <= 2%, safety recall >= 95% per category, false alarms <= 1%, a parse p50 <=
-300 us), and slot accuracy per kind on the slot sets (issue 29). Asserts nothing.
+300 us; the cost of a safety detect beside it), and slot accuracy per kind on the slot sets (issue 29). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -85,8 +85,32 @@ def _parse_cost() -> list[str]:
     return figures
 
 
+def _detect_cost() -> list[str]:
+    """p50/p90 of one safety `detect` over every safety line: the program's detector (the
+    lexicon, the lemma rules and its patterns) first sight and seen again, and the lexicon
+    alone beside it (`Detector()`, no analyser)."""
+    from interpreter.understanding.safety import Detector, detector_for
+
+    cases = [(detector_for(nlu_sets.program("support_bot" if lang == "en" else "senimate")),
+              r["text"]) for part in ("heldout", "tuning") for lang in ("en", "ko")
+             for r in nlu_sets.rows("safety", part, lang)]
+    lexicon = Detector()
+    figures = []
+    for label, runs in (("with lemmas, first sight", cases), ("with lemmas, seen again", cases),
+                        ("lexicon alone", [(lexicon, text) for _, text in cases])):
+        times = []
+        for detector, text in runs:
+            start = time.perf_counter()
+            detector.detect(text)
+            times.append((time.perf_counter() - start) * 1e6)
+        times.sort()
+        figures.append(f"  safety detect {label}: p50 {statistics.median(times):.0f} us, p90 "
+                       f"{times[int(len(times) * 0.9)]:.0f} us over {len(times)} lines")
+    return figures
+
+
 def report_sets(misses_of: str | None) -> int:
-    lines = _load_costs() + _parse_cost()  # before the sets: words not yet seen
+    lines = _load_costs() + _parse_cost() + _detect_cost()  # before the sets: words not yet seen
     for part in ("tuning", "heldout"):
         for language in ("en", "ko"):
             lines += _intent_lines(part, language, misses_of == part)
