@@ -328,11 +328,13 @@ class Detector:
         "심장이 터질 것 같이 설레" is no crisis)."""
         from . import safety_lemmas  # the analyser's tier: only for a detector with a language
 
+        found = safety_lemmas.findings(self.language or "ko", text)
+        if not found:
+            return []  # as most texts: no need to look for idioms
         unmasked = _forms(text)
         if _mask(*unmasked) != unmasked:
             return []
-        return [Finding(category, "lemmas", name, matched)
-                for category, name, matched in safety_lemmas.findings(self.language or "ko", text)]
+        return [Finding(category, "lemmas", name, matched) for category, name, matched in found]
 
     def _found(self, text: str, first: bool) -> list[Finding]:
         if not isinstance(text, str) or not text or text.isspace():

@@ -34,6 +34,11 @@ WINDOW = 10  # words between the first and the last lemma of a rule, at most
 MAX_WORDS = 80  # a turn's first words only: a crisis is said, not buried in an essay
 MAX_CHARS = 2000  # of the text (`safety.MAX_DETECT_CHARS`), before it is split in words
 MAX_WORD = 40  # characters: a longer "word" is no word the analyser is asked about
+# Short replies recur in every conversation ("네", "괜찮아요", "밥 먹었어요"): the findings of
+# texts up to REMEMBERED_CHARS long are kept, the last REMEMBERED_TEXTS of them (at most
+# about a megabyte), so that a recurring reply is not analysed and matched again.
+REMEMBERED_CHARS = 120
+REMEMBERED_TEXTS = 4096
 _KO_NEGATIONS = frozenset((NEG, "없"))
 
 
@@ -183,10 +188,21 @@ def lemmas_of(language: str, text: str) -> list[tuple[str, int]]:
 
 
 def findings(language: str, text: str) -> list[tuple[str, str, str]]:
-    """(category, rule name, the lemmas matched joined by spaces) of every rule that counts."""
+    """(category, rule name, the lemmas matched joined by spaces) of every rule that counts.
+    A pure function of the text: those of a short text are kept (`_remembered`)."""
     if not isinstance(text, str) or not text.strip():
         return []
-    language = primary(language)
+    if len(text) <= REMEMBERED_CHARS:
+        return list(_remembered(language, text))
+    return _findings(primary(language), text)
+
+
+@functools.lru_cache(maxsize=REMEMBERED_TEXTS)
+def _remembered(language: str, text: str) -> tuple[tuple[str, str, str], ...]:
+    return tuple(_findings(primary(language), text))
+
+
+def _findings(language: str, text: str) -> list[tuple[str, str, str]]:
     said = lemmas_of(language, text)
     words = [lemma for lemma, _ in said]
     present = set(words)
