@@ -56,7 +56,7 @@ import re
 from typing import Any, NamedTuple
 
 from .. import ir, patterns
-from . import lexicon as lex
+from . import lexicon as lex, morph, polarity
 from .acts import classify_act
 from .intents import (  # noqa: F401 (the thresholds and scores: public here as before)
     LEMMA_CEILING, MARGIN, MAX_CANDIDATES, MIN_INTENT_SCORE, MIN_LEMMA_SIMILARITY,
@@ -95,7 +95,10 @@ class RulesNLU:
     def __init__(self, program: ir.Program):
         self.program = program
         self._intents = IntentMatcher(program.intents, program.language)
-        self._enums = {i: EnumReader(s) for i, s in enumerate(program.slots)
+        polarity_of = None  # SPEC 18.1: Korean negation read from Kiwi's morphemes
+        if morph.needs_polarity(program):
+            polarity_of = polarity.reader_for(program.language)
+        self._enums = {i: EnumReader(s, polarity_of) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._scope = Scope(program)

@@ -99,7 +99,7 @@ def report_sets(misses_of: str | None) -> int:
 def slot_lines(misses_of: str | None) -> list[str]:
     """Issue 29 (SPEC 18): slot accuracy per kind on the slot sets, held-out apart."""
     lines = []
-    for part in ("tuning", "heldout"):
+    for part in ("tuning", "heldout", "heldout_negation"):
         for language in ("en", "ko"):
             report = nlu_sets.slot_report(part, language)
             accuracy, support = report["accuracy"], report["support"]
@@ -109,7 +109,7 @@ def slot_lines(misses_of: str | None) -> list[str]:
                      for k in sorted(accuracy) if k.startswith("note:")]
             lines.append(f"{part} {language}: slots " + ", ".join(shown))
             lines.append("    by note: " + ", ".join(notes))
-            if misses_of == part:
+            if misses_of == part.split("_")[0]:
                 lines += [f"    miss [{node}] {text!r}: expected {want}, got {got}"
                           for node, text, want, got in report["misses"]]
     return lines
