@@ -8,6 +8,7 @@ Run from the repository root:
     .venv/bin/python tests/benchmarks/nlu_eval.py --code DIR    # another tree's interpreter
     .venv/bin/python tests/benchmarks/nlu_eval.py --sets [--misses PART]  # SPEC 13.5
     .venv/bin/python tests/benchmarks/nlu_eval.py --slots [--set-misses PART]  # issue 29
+    .venv/bin/python tests/benchmarks/nlu_eval.py --cost [--rounds N] [--code DIR]  # its cost
 
 `--sets` prints, per language, the tuning and the frozen held-out sets of tests/data
 (`nlu_sets`: the shipped scenarios, intent patterns removed): per intent precision and recall,
@@ -112,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the tuning and held-out sets of tests/data, per language")
     parser.add_argument("--set-misses", metavar="PART", choices=("tuning", "heldout"),
                         help="with --sets or --slots, list what that set got wrong")
+    parser.add_argument("--cost", action="store_true",
+                        help="only the parse cost of --sets, then A/B rounds of the Korean "
+                             "negation scope off and on (--rounds, default 5)")
     parser.add_argument("--slots", action="store_true",
                         help="only the slot figures per kind of the slot sets (issue 29)")
     args = parser.parse_args(argv)
@@ -119,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.sets:
         from nlu_sets_report import report_sets
         return report_sets(args.set_misses)
+    if args.cost:
+        from nlu_sets_report import report_cost
+        return report_cost(args.rounds if args.rounds != 20 else 5)
     if args.slots:
         from nlu_sets_report import slot_lines
         print("\n".join(slot_lines(args.set_misses)))
