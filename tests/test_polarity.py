@@ -79,6 +79,8 @@ def test_morphemes_keep_kiwis_tags_and_lemmas_stay_as_they_were():
     ("안 챙겨 먹었어", ["챙겨", "먹었어"]), ("복용 안 했어", ["복용", "했어"]),
     ("먹고 싶지 않아", ["먹고", "싶지"]), ("기침 없어", ["기침"]),
     ("아픈 데는 없어", ["아픈", "데는"]), ("먹은 적 없어", ["먹은", "적"]),
+    ("관절이 안 좋아요", ["좋아요"]),  # a subject is what the negated predicate is said of
+    ("정형외과 말고 내과", ["정형외과"]), ("커피 마시지 말고", ["마시지"]),
 ])
 def test_a_negator_negates_its_predicate_by_part_of_speech(text, negated):
     assert negated_words(text) == negated

@@ -10,7 +10,8 @@ What negates a word (by part of speech, not by spelling, so "안경", "안녕", 
 nothing, and the 안 of the next clause, "아파 못 걷겠어", does not reach back):
 - the adverb 안 or 못 (MAG), as a word of its own or glued ("안 먹었어", "안먹었어"): the next
   predicate, and on through verbs joined by -아/-어 ("안 챙겨 먹었어"); a noun or a noun with
-  its particle right before it too ("복용 안 했어", "허리는 안 아프고");
+  its particle right before it too ("복용 안 했어", "허리는 안 아프고"), but not a subject
+  ("관절이 안 좋아요" is about the joints); 말고 the noun before it ("정형외과 말고 내과");
 - -지 followed by 않다, 못하다 or 말다 (VX, or 못 + 하): the verb of -지 ("먹지 않았어",
   "아프진 않아", "먹지 못했어"), and the verb before an auxiliary so negated ("먹고 싶지 않아");
 - 없다 after a noun, or after a verb's -ㄴ/-은 with at most one noun between ("기침 없어",
@@ -66,10 +67,14 @@ class Polarity:
             if len(tagged) == 1:
                 if i + 1 < len(self.words):
                     self._negate_onwards(i + 1, place, form)
-                if i > 0 and self._nounish(i - 1) and i + 1 < len(self.words):
-                    self._negate(i - 1, place, form)
+                if i > 0 and self._nounish(i - 1) and i + 1 < len(self.words) \
+                        and self.tagged[i - 1][-1][1] != "JKS":
+                    self._negate(i - 1, place, form)  # a subject is what is said of: "관절이 안 좋아"
             elif tagged[1][1][:1] == "V" or tagged[1][1] in ("XSV", "XSA"):
                 self._negate_onwards(i, place, form)
+        if form == "말" and tag in ("VV", "VX") and tagged[-1] == ("고", "EC") and i > 0 \
+                and self._nounish(i - 1):
+            self._negate(i - 1, place, "안")  # "정형외과 말고 내과": not X but Y
         if self._ends_in_ji(i) and i + 1 < len(self.words):
             kind = _auxiliary_negator(self.tagged[i + 1])
             if kind:
@@ -160,7 +165,8 @@ def _auxiliary_negator(tagged: Morphemes) -> str | None:
     if not tagged:
         return None
     form, tag = tagged[0]
-    if tag == "VX" or (tag == "MAG" and len(tagged) > 1 and tagged[1][0] == "하"):
+    if tag == "VX" or (form == "말" and tag == "VV") or (
+            tag == "MAG" and len(tagged) > 1 and tagged[1][0] == "하"):
         return _AUXILIARY_NEGATORS.get(form)
     return None
 
