@@ -28,7 +28,9 @@ How each part is read (word tables and word-form readers live in `understanding.
           for the turn, whatever else of it matched ("취소 안 할래요" holds the example "안
           할래요" but refuses to cancel), unless the utterance is one of its examples.
   slots   enum: synonyms and member names, spacing-insensitive, longest first; negation flips
-          a two-member enum ("안 아파요" -> good) and drops a match in a larger one. integer:
+          a two-member enum ("안 아파요" -> good) and drops a match in a larger one; in Korean
+          negation and doubt are read from Kiwi's morphemes (`understanding.polarity`, loaded
+          for a Korean program with an enum slot), in English from its words. integer:
           digits and Korean/English numerals, the first in the slot's bounds. boolean:
           affirm/deny. email: a regex. string with a `pattern`, when collected: the trimmed
           answer if the pattern matches it in full, else the first substring of the utterance
