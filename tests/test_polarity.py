@@ -12,12 +12,16 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.driver import check_file
+from conftest import examples
 from interpreter import ir
 from interpreter.understanding import morph, polarity
 from interpreter.understanding.rules import RulesNLU
 from interpreter.understanding.text import normalise
+from strategies import korean_utterances
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,3 +152,27 @@ def test_english_keeps_its_negation_words():
 def test_a_korean_enum_program_preloads_kiwi_and_an_english_one_does_not():
     assert morph.needs_polarity(program("med_reminder"))
     assert not morph.needs_polarity(program("pharmacy_refill"))
+
+
+# --- properties --------------------------------------------------------------------------------
+
+
+@given(korean_utterances())
+@settings(max_examples=examples(200))
+def test_nothing_is_negated_without_a_negating_syllable(spaced):
+    # `may_negate` is the cheap test that lets a reader skip the morphemes: it must be sound
+    found = reading(spaced)
+    if not polarity.may_negate(spaced):
+        assert not any(found.negators) and not any(found.doubts)
+
+
+@given(korean_utterances(), st.data())
+@settings(max_examples=examples(200))
+def test_every_negator_stands_at_a_word_of_the_utterance(spaced, data):
+    found = reading(spaced)
+    for negators in found.negators:
+        assert all(place in found.starts for place, kind in negators)
+        assert all(kind in ("안", "못") for _, kind in negators)
+    start = data.draw(st.integers(0, len(spaced)))
+    end = data.draw(st.integers(start, len(spaced)))
+    assert found.negated(start, end) in (True, False) and found.doubted(start, end) in (True, False)
