@@ -6,47 +6,34 @@ and SeniMate's health and meal questions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.driver import check_file
 from conftest import examples
 from interpreter import ir
 from interpreter.understanding import morph, polarity
 from interpreter.understanding.rules import RulesNLU
 from interpreter.understanding.text import normalise
 from strategies import korean_utterances
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class Ctx:
-    program: ir.Program
-    node: ir.Node
+from test_values_context import Ctx, nlu_of  # the shipped scenarios, compiled once
 
 
-@cache
 def program(name: str) -> ir.Program:
-    result = check_file(str(ROOT / "scenarios" / f"{name}.json"))
-    assert not result.errors, result.diagnostics
-    return result.program()
+    return nlu_of(name)[0]
 
 
 @cache
 def nlu(name: str, bare: bool = False) -> RulesNLU:
     """The scenario's rules NLU; `bare`: without its `not_synonyms` (the issue's workaround)."""
-    built = program(name)
-    if bare:
-        slots = [msgspec.structs.replace(s, not_synonyms={}) for s in built.slots]
-        built = msgspec.structs.replace(built, slots=slots)
-    return RulesNLU(built)
+    built, understood = nlu_of(name)
+    if not bare:
+        return understood
+    slots = [msgspec.structs.replace(s, not_synonyms={}) for s in built.slots]
+    return RulesNLU(msgspec.structs.replace(built, slots=slots))
 
 
 def slots(name: str, node: str, text: str, bare: bool = False) -> dict:
