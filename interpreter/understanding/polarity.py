@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from . import morph
 from .morph import Morphemes
@@ -182,9 +182,11 @@ def reader(morphemes: Callable[[str], Morphemes]) -> Callable[[str], Polarity]:
     return polarity
 
 
+@cache
 def reader_for(language: str) -> Callable[[str], Polarity]:
     """`reader` over the analyser of `language`, started loading now (in the background) and
-    waited for at the first utterance read."""
+    waited for at the first utterance read; one per language and process (every program of
+    that language shares its cache of utterances)."""
     morph.preload(language)
     built: list[Callable[[str], Polarity]] = []
 

@@ -99,7 +99,7 @@ class RulesNLU:
         self._intents = IntentMatcher(program.intents, program.language)
         polarity_of = None  # SPEC 18.1: Korean negation read from Kiwi's morphemes
         if morph.needs_polarity(program):
-            polarity_of = polarity.reader_for(program.language)
+            polarity_of = polarity.reader_for(morph.primary(program.language))
         self._enums = {i: EnumReader(s, polarity_of) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
