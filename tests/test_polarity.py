@@ -72,6 +72,7 @@ def test_morphemes_keep_kiwis_tags_and_lemmas_stay_as_they_were():
     ("아픈 데는 없어", ["아픈", "데는"]), ("먹은 적 없어", ["먹은", "적"]),
     ("관절이 안 좋아요", ["좋아요"]),  # a subject is what the negated predicate is said of
     ("정형외과 말고 내과", ["정형외과"]), ("커피 마시지 말고", ["마시지"]),
+    ("아프지않아", ["아프지않아"]), ("먹지못했어", ["먹지못했어"]), ("아프진않아", ["아프진않아"]),
 ])
 def test_a_negator_negates_its_predicate_by_part_of_speech(text, negated):
     assert negated_words(text) == negated
@@ -120,7 +121,7 @@ def test_rice_eaten_is_still_excluded_by_its_not_synonym():
 @pytest.mark.parametrize("text, value", [
     ("허리가 아파 못 앉아 있겠어", "complaint"), ("무릎이 아파 못 걷겠어", "complaint"),
     ("아프진 않아", "good"), ("하나도 안 아파", "good"), ("불편한 곳은 없어요", "good"),
-    ("안 아파요", "good"),
+    ("안 아파요", "good"), ("아프지않아요", "good"),
 ])
 def test_senimate_health_reads_polarity_from_morphemes(text, value):
     assert slots("senimate", "health_check", text) == {"health_status": value}

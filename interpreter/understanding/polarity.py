@@ -13,7 +13,8 @@ nothing, and the 안 of the next clause, "아파 못 걷겠어", does not reach 
   its particle right before it too ("복용 안 했어", "허리는 안 아프고"), but not a subject
   ("관절이 안 좋아요" is about the joints); 말고 the noun before it ("정형외과 말고 내과");
 - -지 followed by 않다, 못하다 or 말다 (VX, or 못 + 하): the verb of -지 ("먹지 않았어",
-  "아프진 않아", "먹지 못했어"), and the verb before an auxiliary so negated ("먹고 싶지 않아");
+  "아프진 않아", "먹지 못했어", glued "아프지않아"), and the verb before an auxiliary so
+  negated ("먹고 싶지 않아");
 - 없다 after a noun, or after a verb's -ㄴ/-은 with at most one noun between ("기침 없어",
   "아픈 데는 없어", "먹은 적 없어").
 What doubts a word: -나 / -는지 / -ㄴ지 / -ㄹ지 followed (adverbs between) by 모르다, 기억,
@@ -79,9 +80,24 @@ class Polarity:
             kind = _auxiliary_negator(self.tagged[i + 1])
             if kind:
                 self._negate_with_auxiliary(i, self.starts[i + 1], kind)
+        self._read_glued_ji(i)
         self._read_absence(i)
         if tagged[-1][1] == "EC" and tagged[-1][0] in _DOUBT_ENDINGS:
             self._read_doubt(i)
+
+    def _read_glued_ji(self, i: int) -> None:
+        """-지 않다 written as one word ("아프지않아", "먹지못했어", "아프진않아"): the negator
+        stands where its syllable does ("않", "못", "말" or "마"), so a synonym that holds it
+        ("아프지 않") is not negated again."""
+        tagged, word = self.tagged[i], self.words[i]
+        for k in range(1, len(tagged) - 1):
+            if tagged[k] == ("지", "EC"):
+                rest = tagged[k + 2:] if tagged[k + 1][1] == "JX" else tagged[k + 1:]
+                kind = _auxiliary_negator(rest)
+                at = max(word.rfind(syllable) for syllable in "않못말마")
+                if kind and at > 0:
+                    self._negate(i, self.starts[i] + at, kind)
+                return
 
     def _read_doubt(self, i: int) -> None:
         """-나 / -는지 then a word of doubt, adverbs between ("먹었는지 잘 모르겠네")."""
