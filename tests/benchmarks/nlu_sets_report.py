@@ -83,7 +83,7 @@ def _p50_p90(cases: list) -> tuple[float, float]:
 
 
 def _load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def _parse_cost() -> list[str]:
