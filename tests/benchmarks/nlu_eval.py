@@ -20,7 +20,10 @@ wrong (never tune on the held-out list). `--sets` ends, and `--slots` prints onl
 accuracy per kind (enum, boolean, free text, typed) and per note (negated, declined,
 excluded...) of the slot sets `{tuning,heldout}_slots_{en,ko}.jsonl`: a line is right when
 what a turn at its node stores (the NLU's values, with the engine's yes/no and decline
-values) equals its label; `--code DIR` reads DIR's scenarios too.
+values) equals its label; `--code DIR` reads DIR's scenarios too. `--cost` prints only the
+load and parse cost (over the intent lines, then the slot lines), then `--rounds` (default 5)
+alternating rounds in one process of every line seen again with Korean negation read by the
+word tables (A) and by Kiwi's morphemes (B), each figure beside the load average.
 
 The labelled set (`--labelled`, default tests/data/nlu_labelled.jsonl), the fixture programs
 it is said against and the scoring are those of `tests/test_nlu_rules.py` (`load_labelled`,
