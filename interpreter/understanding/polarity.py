@@ -39,6 +39,7 @@ _DOUBT_ENDINGS = frozenset(("나", "는지", "은지", "ᆫ지", "을지", "ᆯ�
 _DOUBT_WORDS = frozenset(("모르", "기억", "확실", "헷갈리", "글쎄"))
 _NOUNISH = ("N", "J", "XR", "XSN", "SN", "SL")  # a noun, its particle, a root: 허리는, 복용
 CACHE_UTTERANCES = 4096
+REACH = 2  # words a rule looks at on each side of a negator or a doubt word
 
 
 class Polarity:
@@ -193,7 +194,12 @@ def reader(morphemes: Callable[[str], Morphemes]) -> Callable[[str], Polarity]:
     @lru_cache(maxsize=CACHE_UTTERANCES)
     def polarity(spaced: str) -> Polarity:
         words = spaced.split()
-        return Polarity(words, [morphemes(word) for word in words])
+        # Only words within `REACH` of one that may negate are analysed: no rule looks
+        # further, and an unseen word costs Kiwi's analysis at first sight.
+        near = {j for i, word in enumerate(words) if may_negate(word)
+                for j in range(i - REACH, i + REACH + 1)}
+        return Polarity(words, [morphemes(word) if i in near else ()
+                                for i, word in enumerate(words)])
 
     return polarity
 
@@ -214,7 +220,7 @@ def reader_for(language: str) -> Callable[[str], Polarity]:
     return polarity
 
 
-MAY_NEGATE = frozenset("안못않말없모기확헷글")  # a syllable without which nothing negates or doubts
+MAY_NEGATE = frozenset("안못않말마없모기확헷글")  # a syllable without which nothing negates or doubts
 
 
 def may_negate(spaced: str) -> bool:
