@@ -2959,7 +2959,8 @@ VALUE_ANSWERS = {
     "ko": ("아직 안 먹었어", "아직 안먹었어", "안 먹었어요", "먹지 않았어", "아직 못 먹었어요",
            "깜빡하고 못 먹었어", "먹었어", "네 먹었어요", "밥은 먹었어", "먹었나 모르겠네", "응",
            "아니", "없어", "아니 없어", "딱히 없어요", "아니요", "점심 먹고 먹을게",
-           "속이 좀 쓰려요", "안 아파요", "고마워요", "안녕히 계세요"),
+           "속이 좀 쓰려요", "안 아파요", "고마워요", "안녕히 계세요", "오늘 못 챙겨 먹었어",
+           "아직 복용 안 했어요", "먹었는지 잘 모르겠네", "아프진 않아"),
     "en": ("riverside", "riverside?", "not downtown, riverside", "I don't want riverside",
            "I don't want delivery", "delivery?", "I'll pick it up", "no", "none", "nothing",
            "yes", "it's 10 Pine Road", "my date of birth is actually 1984-07-12", "07/21/1984",
@@ -2972,3 +2973,20 @@ def value_answers(language: str, max_turns: int = 10) -> st.SearchStrategy[list[
     """Lists of turns (`{"user": TEXT}`) drawn from `VALUE_ANSWERS[language]`."""
     return st.lists(st.sampled_from(VALUE_ANSWERS[language]).map(lambda t: {"user": t}),
                     max_size=max_turns)
+
+
+# Korean words for the negation scope read from morphemes (tests/test_polarity.py): negators
+# spaced and glued, -지 forms, 없다, doubt words, look-alikes ("안경", "못생겼어"), plain words.
+_KOREAN_PIECES = ("안", "못", "않아", "않았어", "못했어", "없어", "말고", "모르겠네", "먹었어",
+                  "먹지", "아프진", "안먹었어", "챙겨", "복용", "식사를", "했어", "허리는",
+                  "관절이", "아픈", "데는", "먹었나", "먹었는지", "잘", "안경", "안녕하세요",
+                  "못생겼어", "아직", "약", "밥은", "좋아요", "먹지마", "아프지않아", "ㅋㅋ", "a",
+                  "1")
+
+
+def korean_utterances(max_words: int = 8) -> st.SearchStrategy[str]:
+    """Normalised Korean utterances of `_KOREAN_PIECES` and random Hangul words."""
+    hangul = st.text(st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3), min_size=1,
+                     max_size=4)
+    words = st.sampled_from(_KOREAN_PIECES) | hangul
+    return st.lists(words, min_size=1, max_size=max_words).map(" ".join)

@@ -2,7 +2,10 @@
 
 In: a language ("ko", "en", or a BCP 47 tag with that primary subtag) and normalised words
 (`text.normalise`). Out: per word, its content lemmas (a tuple of strings, possibly empty),
-with `NEG` standing for a negating morpheme ("안", "못", "않", "not", "never", "n't").
+with `NEG` standing for a negating morpheme ("안", "못", "않", "not", "never", "n't")
+(`analyser`); and per word its morphemes with their tags (`morphemes`: Kiwi's forms and
+Sejong tags for Korean, "먹었어" -> (("먹", "VV"), ("었", "EP"), ("어", "EF")); for English a
+word's lemma tagged "EN", or "NEG"), from which `polarity` reads negation scope.
 
 Cost and loading. Kiwi (kiwipiepy with kiwipiepy-model from PyPI) takes about 2 s and 240 MB
 to load; simplemma's English table about 1.5 s and 30 MB. So an analyser is loaded once
@@ -21,6 +24,7 @@ import functools
 import threading
 import warnings
 from collections.abc import Callable
+from typing import NamedTuple
 
 NEG = "NEG"  # the lemma of a negating morpheme
 WH = "=wh"  # the lemma of a question word ("어떤", "뭐", "what", "which"): asking is no request
@@ -48,6 +52,16 @@ _EN_NEGATED_VERBS = {"dont": "do", "doesnt": "do", "didnt": "do", "cant": "can",
                      "wouldnt": "would"}
 
 
+Morphemes = tuple[tuple[str, str], ...]  # (form, tag) per morpheme of one word
+
+
+class Analysis(NamedTuple):
+    """What an analyser gives for one word: its content lemmas, and its tagged morphemes."""
+
+    lemmas: Callable[[str], tuple[str, ...]]
+    morphemes: Callable[[str], Morphemes]
+
+
 def primary(language: str) -> str:
     """"ko" or "en" for a language tag ("ko-KR" -> "ko"); anything else reads as "ko"."""
     return "en" if language.split("-")[0].lower() == "en" else "ko"
@@ -56,11 +70,11 @@ def primary(language: str) -> str:
 class _Loader:
     """One analyser per language, built once in a background thread."""
 
-    def __init__(self, build: Callable[[], Callable[[str], tuple[str, ...]]]):
+    def __init__(self, build: Callable[[], Analysis]):
         self._build = build
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._result: Callable[[str], tuple[str, ...]] | None = None
+        self._result: Analysis | None = None
         self._error: BaseException | None = None
 
     def start(self) -> None:
@@ -81,7 +95,7 @@ class _Loader:
         if self._thread is not None:
             self._thread.join()
 
-    def get(self) -> Callable[[str], tuple[str, ...]]:
+    def get(self) -> Analysis:
         self.start()
         assert self._thread is not None
         self._thread.join()
@@ -90,7 +104,7 @@ class _Loader:
         return self._result
 
 
-def _korean() -> Callable[[str], tuple[str, ...]]:
+def _korean() -> Analysis:
     from kiwipiepy import Kiwi  # imported here only: never on mgc's path or for English
 
     # One thread (a word at a time gains nothing from Kiwi's pool) and no default dictionary
@@ -102,29 +116,37 @@ def _korean() -> Callable[[str], tuple[str, ...]]:
                     load_multi_dict=False)
 
     @functools.lru_cache(maxsize=CACHE_WORDS)
+    def morphemes(word: str) -> Morphemes:
+        return tuple((token.form, token.tag) for token in kiwi.tokenize(word))
+
+    @functools.lru_cache(maxsize=CACHE_WORDS)
     def lemmas(word: str) -> tuple[str, ...]:
-        found: list[str] = []
-        last_tag = ""
-        for token in kiwi.tokenize(word):
-            form, tag = token.form, token.tag
-            if tag == "NNG" and last_tag == "NNG" and len(form) == 1 and found:
-                found[-1] += form  # "취소선" is a strikethrough, no cancelling: one noun
-            elif tag == "ETM" and form in _KO_REPORTED and found and last_tag in ("EP", "VV"):
-                found.pop()  # "옮겼다는 내용": what the content says, not what is asked
-            elif form in _KO_WH:
-                found.append(WH)
-            elif form in _KO_NEGATORS and tag in ("MAG", "VX", "VCN", "VA", "VV"):
-                found.append(NEG)
-            elif tag in _KO_CONTENT and form not in _KO_LIGHT:
-                found.append(form)
-            last_tag = tag
-        return tuple(found)
+        return _korean_lemmas(morphemes(word))
 
     lemmas("준비")  # the first analysis builds Kiwi's tables: do it while loading
-    return lemmas
+    return Analysis(lemmas, morphemes)
 
 
-def _english() -> Callable[[str], tuple[str, ...]]:
+def _korean_lemmas(tagged: Morphemes) -> tuple[str, ...]:
+    """The content lemmas of one word's morphemes (NEG for a negator, WH for a question word)."""
+    found: list[str] = []
+    last_tag = ""
+    for form, tag in tagged:
+        if tag == "NNG" and last_tag == "NNG" and len(form) == 1 and found:
+            found[-1] += form  # "취소선" is a strikethrough, no cancelling: one noun
+        elif tag == "ETM" and form in _KO_REPORTED and found and last_tag in ("EP", "VV"):
+            found.pop()  # "옮겼다는 내용": what the content says, not what is asked
+        elif form in _KO_WH:
+            found.append(WH)
+        elif form in _KO_NEGATORS and tag in ("MAG", "VX", "VCN", "VA", "VV"):
+            found.append(NEG)
+        elif tag in _KO_CONTENT and form not in _KO_LIGHT:
+            found.append(form)
+        last_tag = tag
+    return tuple(found)
+
+
+def _english() -> Analysis:
     import simplemma  # imported here only: never on mgc's path or for Korean
 
     simplemma.lemmatize("ready", lang="en")  # loads the English table now
@@ -140,7 +162,11 @@ def _english() -> Callable[[str], tuple[str, ...]]:
             return (word,)
         return (simplemma.lemmatize(word, lang="en"),)
 
-    return lemmas
+    @functools.lru_cache(maxsize=CACHE_WORDS)
+    def morphemes(word: str) -> Morphemes:
+        return tuple((lemma, NEG if lemma == NEG else "EN") for lemma in lemmas(word))
+
+    return Analysis(lemmas, morphemes)
 
 
 _LOADERS = {"ko": _Loader(_korean), "en": _Loader(_english)}
@@ -152,10 +178,18 @@ def preload(language: str) -> None:
 
 
 def preload_for(program) -> None:
-    """`preload` the analyser of a program's language when it has intent examples to read
-    (what the rules NLU would need at its first turn); nothing otherwise."""
-    if any(intent.examples for intent in program.intents):
+    """`preload` the analyser of a program's language when it has intent examples to read, or
+    Korean enum values (whose negation is read from morphemes: `polarity`), as the rules NLU
+    would need at its first turn; nothing otherwise."""
+    if any(intent.examples for intent in program.intents) or needs_polarity(program):
         preload(program.language)
+
+
+def needs_polarity(program) -> bool:
+    """Whether the rules NLU reads negation scope from morphemes for `program`: a Korean
+    program with an enum slot."""
+    return primary(program.language) == "ko" and any(
+        slot.values for slot in program.slots)
 
 
 def load_for(programs) -> None:
@@ -170,4 +204,9 @@ def load_for(programs) -> None:
 
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:
     """The word -> lemmas function of `language`, waiting for it to load."""
-    return _LOADERS[primary(language)].get()
+    return _LOADERS[primary(language)].get().lemmas
+
+
+def morphemes(language: str) -> Callable[[str], Morphemes]:
+    """The word -> tagged morphemes function of `language`, waiting for it to load."""
+    return _LOADERS[primary(language)].get().morphemes

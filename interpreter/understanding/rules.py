@@ -28,7 +28,9 @@ How each part is read (word tables and word-form readers live in `understanding.
           for the turn, whatever else of it matched ("취소 안 할래요" holds the example "안
           할래요" but refuses to cancel), unless the utterance is one of its examples.
   slots   enum: synonyms and member names, spacing-insensitive, longest first; negation flips
-          a two-member enum ("안 아파요" -> good) and drops a match in a larger one. integer:
+          a two-member enum ("안 아파요" -> good) and drops a match in a larger one; in Korean
+          negation and doubt are read from Kiwi's morphemes (`understanding.polarity`, loaded
+          for a Korean program with an enum slot), in English from its words. integer:
           digits and Korean/English numerals, the first in the slot's bounds. boolean:
           affirm/deny. email: a regex. string with a `pattern`, when collected: the trimmed
           answer if the pattern matches it in full, else the first substring of the utterance
@@ -56,7 +58,7 @@ import re
 from typing import Any, NamedTuple
 
 from .. import ir, patterns
-from . import lexicon as lex
+from . import lexicon as lex, morph, polarity
 from .acts import classify_act
 from .intents import (  # noqa: F401 (the thresholds and scores: public here as before)
     LEMMA_CEILING, MARGIN, MAX_CANDIDATES, MIN_INTENT_SCORE, MIN_LEMMA_SIMILARITY,
@@ -95,7 +97,10 @@ class RulesNLU:
     def __init__(self, program: ir.Program):
         self.program = program
         self._intents = IntentMatcher(program.intents, program.language)
-        self._enums = {i: EnumReader(s) for i, s in enumerate(program.slots)
+        polarity_of = None  # SPEC 18.1: Korean negation read from Kiwi's morphemes
+        if morph.needs_polarity(program):
+            polarity_of = polarity.reader_for(morph.primary(program.language))
+        self._enums = {i: EnumReader(s, polarity_of) for i, s in enumerate(program.slots)
                        if item_kind(s) == "enum" and s.values}
         emails = [i for i, s in enumerate(program.slots) if s.value_type == "email"]
         self._scope = Scope(program)

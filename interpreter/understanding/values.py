@@ -9,10 +9,12 @@ utterances. Out: the member, value or items heard, or None / an empty list.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .. import ir, patterns
 from ..slots import normalized_text
 from . import lexicon as lex
+from .polarity import Polarity, may_negate
 from .text import normalise, span_negated
 
 
@@ -24,20 +26,32 @@ class EnumReader:
     "not yet") matches only negated forms, however spaced ("안먹었어", "먹지 않았어"). Among
     the members named, the longest synonym wins, then the one nearest the end of the utterance
     (SPEC 18.1: "formal, no, casual" is casual). An utterance
-    holding one of a member's `not_synonyms` (18.5) never names that member."""
+    holding one of a member's `not_synonyms` (18.5) never names that member.
 
-    def __init__(self, slot: ir.Slot):
+    In Korean, given `polarity_of` (`polarity.reader`), what negates a synonym is read from
+    the utterance's morphemes (a negator outside the synonym that negates its last word), a
+    synonym put in doubt ("먹었나 모르겠네") names nothing, and a negated synonym of one
+    stem ("안 먹", "못 먹") also names its member wherever a negator of its kind negates a
+    word of that stem ("못 챙겨 먹었어"). Without it (English), the words around a match
+    say (`text.span_negated`, and a negating verb earlier in an English clause)."""
+
+    def __init__(self, slot: ir.Slot, polarity_of: Callable[[str], Polarity] | None = None):
+        self.polarity_of = polarity_of
         members = list(slot.values)
         # Negating one of two members means the other ("안 아파요" -> good); among more
         # members a negation says only what it is not, so the match is dropped.
         self.flip = {members[0]: members[1], members[1]: members[0]} if len(members) == 2 else {}
         alternatives: dict[str, tuple[str, str, bool, int]] = {}  # regex -> first char, reading
+        self.negated_stems: list[tuple[str, str, str, int]] = []  # kind, stem, member, size
         for member in members:
             for phrase in (*slot.synonyms.get(member, ()), member.replace("_", " ")):
                 spaced = normalise(phrase)
                 if not spaced:
                     continue
                 size = len(spaced.replace(" ", ""))
+                head, _, stem = spaced.partition(" ")
+                if head in lex.NEGATION_PREFIX and stem and " " not in stem:
+                    self.negated_stems.append((head, stem, member, size))
                 alternatives.setdefault(lex.synonym_regex(spaced), (spaced[0], member, False, size))
                 for regex, first in _polar_forms(spaced):
                     alternatives.setdefault(regex, (first, member, regex.startswith("!"), size))
@@ -56,10 +70,11 @@ class EnumReader:
     def read_all(self, spaced: str) -> list[str]:
         """Every member `spaced` names, in order (the items of a list slot, SPEC 8.2)."""
         found: list[str] = []
+        polar = self._polarity(spaced)
         for match in self.regex.finditer(spaced):
             member, negated, _ = self.readings[match.lastindex - 1]
-            if not negated and not _negated(spaced, match) and member not in found \
-                    and not self._excluded(member, spaced):
+            if not negated and not self._negated(spaced, match.start(), match.end(), polar) \
+                    and member not in found and not self._excluded(member, spaced):
                 found.append(member)
         return found
 
@@ -70,17 +85,59 @@ class EnumReader:
 
     def read_span(self, spaced: str) -> tuple[str, int, int] | None:
         """The member `spaced` names and where its synonym stands, or None."""
+        polar = self._polarity(spaced)
         best_size, best = 0, None
         for match in self.regex.finditer(spaced):
             member, negated, size = self.readings[match.lastindex - 1]
-            if negated or span_negated(spaced, match.start(), match.end()):
+            start, end = match.span()
+            if negated or self._negated_here(spaced, start, end, polar):
                 member = self.flip.get(member)
-            elif spaced.isascii() and _clause_negated(spaced, match.start()):
+            elif spaced.isascii() and _clause_negated(spaced, start):
                 member = None  # "I haven't decided on delivery" says neither member
+            elif polar is not None and polar.doubted(start, end):
+                member = None  # "먹었나 모르겠네" says it was not checked
             # `>=`: on a tie the later match wins (SPEC 18.1: "nearest the end")
             if member is not None and size >= best_size and not self._excluded(member, spaced):
-                best_size, best = size, (member, match.start(), match.end())
+                best_size, best = size, (member, start, end)
+        for member, start, end, size in self._negated_stem_readings(spaced, polar):
+            if (size, start) >= (best_size, best[1] if best else -1) \
+                    and not self._excluded(member, spaced):
+                best_size, best = size, (member, start, end)
         return best
+
+    def _polarity(self, spaced: str) -> Polarity | None:
+        """The morphemes' reading of a Korean utterance that may hold a negator, else None."""
+        if self.polarity_of is None or spaced.isascii() or not may_negate(spaced):
+            return None
+        return self.polarity_of(spaced)
+
+    def _negated_here(self, spaced: str, start: int, end: int, polar: Polarity | None) -> bool:
+        """Whether the words next to the match `spaced[start:end]` negate it: in Korean by
+        their morphemes, else by the word tables (`span_negated`)."""
+        if polar is not None:
+            return polar.negated(start, end)
+        if self.polarity_of is not None and not spaced.isascii():
+            return False  # no syllable of the utterance may negate
+        return span_negated(spaced, start, end)
+
+    def _negated(self, spaced: str, start: int, end: int, polar: Polarity | None) -> bool:
+        """Whether the match is negated, put in doubt (Korean), or negated by a verb earlier
+        in its English clause ("I don't think I want delivery")."""
+        if self._negated_here(spaced, start, end, polar):
+            return True
+        if polar is not None:
+            return polar.doubted(start, end)
+        return spaced.isascii() and _clause_negated(spaced, start)
+
+    def _negated_stem_readings(self, spaced: str, polar: Polarity | None):
+        """(member, start, end, size) for each word a negated synonym's negator negates and
+        that opens with its stem ("못 먹" in "못 챙겨 먹었어")."""
+        if polar is None or not self.negated_stems:
+            return
+        for kind, stem, member, size in self.negated_stems:
+            for _, start, end in polar.negated_words(kind):
+                if spaced.startswith(stem, start):
+                    yield member, start, end, size
 
     def names_whole(self, spaced: str) -> str | None:
         """The member when `spaced` is nothing but one of its synonyms ("riverside" of
@@ -95,7 +152,8 @@ class EnumReader:
 
 def _polar_forms(spaced: str) -> list[tuple[str, str]]:
     """The other spellings of a synonym's polarity, each with its first character: a
-    positive verb synonym negated by "-지 않" (marked "!": that reading is negated); a
+    positive verb synonym negated by "-지 않", a noun + 하다 one by "안/못 하다" (marked "!":
+    that reading is negated); a
     negated one ("안 먹", "못 먹") also as "먹지 않", "먹지 못" (a positive reading)."""
     if spaced.isascii():
         return []
@@ -106,18 +164,13 @@ def _polar_forms(spaced: str) -> list[tuple[str, str]]:
     if spaced[:1] in lex.NEGATION_PREFIX and len(spaced) > 1 and " " not in spaced:
         return []  # "안먹": its regex already matches "안 먹" (Korean ignores spacing)
     stem = lex.negatable_stem(spaced)
-    if stem:
-        return [("!" + lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)", stem[0])]
-    return []
-
-
-def _negated(spaced: str, match: re.Match) -> bool:
-    """Whether the words around a synonym negate it: next to it (`span_negated`), or, in
-    English, a negating verb earlier in its clause ("I don't think I want delivery")."""
-    start, end = match.span()
-    if span_negated(spaced, start, end):
-        return True
-    return spaced.isascii() and _clause_negated(spaced, start)
+    if not stem:
+        return []
+    forms = [("!" + lex.compact_regex(stem) + r"지(?:도|는|를)?\s*(?:않|못|말)", stem[0])]
+    if stem.endswith("하") and len(stem) > 2:  # "식사했": "식사 안 했어", "식사를 못 했어"
+        forms.append(("!" + lex.compact_regex(stem[:-1]) + r"(?:을|를)?\s*(?:안|못)\s*[하했해할한]",
+                      stem[0]))
+    return forms
 
 
 def _clause_negated(spaced: str, start: int) -> bool:

@@ -8,6 +8,7 @@ Run from the repository root:
     .venv/bin/python tests/benchmarks/nlu_eval.py --code DIR    # another tree's interpreter
     .venv/bin/python tests/benchmarks/nlu_eval.py --sets [--misses PART]  # SPEC 13.5
     .venv/bin/python tests/benchmarks/nlu_eval.py --slots [--set-misses PART]  # issue 29
+    .venv/bin/python tests/benchmarks/nlu_eval.py --cost [--rounds N] [--code DIR]  # its cost
 
 `--sets` prints, per language, the tuning and the frozen held-out sets of tests/data
 (`nlu_sets`: the shipped scenarios, intent patterns removed): per intent precision and recall,
@@ -19,7 +20,10 @@ wrong (never tune on the held-out list). `--sets` ends, and `--slots` prints onl
 accuracy per kind (enum, boolean, free text, typed) and per note (negated, declined,
 excluded...) of the slot sets `{tuning,heldout}_slots_{en,ko}.jsonl`: a line is right when
 what a turn at its node stores (the NLU's values, with the engine's yes/no and decline
-values) equals its label; `--code DIR` reads DIR's scenarios too.
+values) equals its label; `--code DIR` reads DIR's scenarios too. `--cost` prints only the
+load and parse cost (over the intent lines, then the slot lines), then `--rounds` (default 5)
+alternating rounds in one process of every line seen again with Korean negation read by the
+word tables (A) and by Kiwi's morphemes (B), each figure beside the load average.
 
 The labelled set (`--labelled`, default tests/data/nlu_labelled.jsonl), the fixture programs
 it is said against and the scoring are those of `tests/test_nlu_rules.py` (`load_labelled`,
@@ -112,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the tuning and held-out sets of tests/data, per language")
     parser.add_argument("--set-misses", metavar="PART", choices=("tuning", "heldout"),
                         help="with --sets or --slots, list what that set got wrong")
+    parser.add_argument("--cost", action="store_true",
+                        help="only the parse cost of --sets, then A/B rounds of the Korean "
+                             "negation scope off and on (--rounds, default 5)")
     parser.add_argument("--slots", action="store_true",
                         help="only the slot figures per kind of the slot sets (issue 29)")
     args = parser.parse_args(argv)
@@ -119,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.sets:
         from nlu_sets_report import report_sets
         return report_sets(args.set_misses)
+    if args.cost:
+        from nlu_sets_report import report_cost
+        return report_cost(args.rounds if args.rounds != 20 else 5)
     if args.slots:
         from nlu_sets_report import slot_lines
         print("\n".join(slot_lines(args.set_misses)))

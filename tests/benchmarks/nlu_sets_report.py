@@ -8,6 +8,7 @@ given an intent <= 2%, safety recall >= 95% per category, false alarms <= 1%, a 
 
 from __future__ import annotations
 
+import os
 import resource
 import statistics
 import time
@@ -64,24 +65,37 @@ def _safety_lines(part: str, language: str, misses: bool) -> list[str]:
     return lines
 
 
+def _cases(kind: str) -> list:
+    parts = ("heldout", "tuning") + (("heldout_negation",) if kind == "slots" else ())
+    rows = [r for part in parts for lang in ("en", "ko") for r in nlu_sets.rows(kind, part, lang)]
+    return [(nlu_sets.nlu(r["scenario"]).parse, r["text"],
+             nlu_sets.context(r["scenario"], r["node"])) for r in rows]
+
+
+def _p50_p90(cases: list) -> tuple[float, float]:
+    times = []
+    for parse, text, ctx in cases:
+        start = time.perf_counter()
+        parse(text, ctx)
+        times.append((time.perf_counter() - start) * 1e6)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)]
+
+
+def _load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
 def _parse_cost() -> list[str]:
-    """p50/p90 of one parse over every intent line, the first time a process sees it (the
-    analyser's cache cold for those words) and again (warm)."""
-    rows = [r for part in ("heldout", "tuning") for lang in ("en", "ko")
-            for r in nlu_sets.rows("intents", part, lang)]
-    cases = [(nlu_sets.nlu(r["scenario"]).parse, r["text"],
-              nlu_sets.context(r["scenario"], r["node"])) for r in rows]
+    """p50/p90 of one parse over every intent line, then every slot line, the first time a
+    process sees it (the analyser's cache cold for those words) and again (warm)."""
     figures = []
-    for label in ("first sight", "seen again"):
-        times = []
-        for parse, text, ctx in cases:
-            start = time.perf_counter()
-            parse(text, ctx)
-            times.append((time.perf_counter() - start) * 1e6)
-        times.sort()
-        figures.append(f"  parse {label}: p50 {statistics.median(times):.0f} us, p90 "
-                       f"{times[int(len(times) * 0.9)]:.0f} us over {len(times)} lines "
-                       "(target p50 <= 300 us)")
+    for kind in ("intents", "slots"):
+        cases = _cases(kind)
+        for label in ("first sight", "seen again"):
+            p50, p90 = _p50_p90(cases)
+            figures.append(f"  parse {label} ({kind}): p50 {p50:.0f} us, p90 {p90:.0f} us over "
+                           f"{len(cases)} lines (target p50 <= 300 us; {_load()})")
     return figures
 
 
@@ -109,6 +123,38 @@ def _detect_cost() -> list[str]:
     return figures
 
 
+def _polarity(on: bool) -> None:
+    """Korean enum readers with (on) or without (off: the word tables of before) the
+    morphemes' negation scope, in every NLU built so far (`report_cost`'s A/B rounds)."""
+    for nlu in _built_nlus():
+        for reader in nlu._enums.values():  # a benchmark may look inside
+            if not hasattr(reader, "polarity_of"):
+                continue  # an older tree (`--code DIR`): both rounds are the same
+            saved = reader.__dict__.setdefault("_saved_polarity", reader.polarity_of)
+            reader.polarity_of = saved if on else None
+
+
+def _built_nlus() -> list:
+    return [nlu_sets.nlu(name) for name in nlu_sets.SCENARIO_FILES]
+
+
+def report_cost(rounds: int) -> int:
+    """`--cost`: the load and parse figures of `--sets`, then `rounds` alternating rounds of
+    every line seen again with the Korean negation scope off (A, the word tables) and on (B,
+    the morphemes), in one process, each with the load average beside it."""
+    lines = _load_costs() + _parse_cost()
+    cases = _cases("intents") + _cases("slots")
+    for round_ in range(rounds):
+        for label, on in (("A tables", False), ("B morphemes", True)):
+            _polarity(on)
+            p50, p90 = _p50_p90(cases)
+            lines.append(f"  round {round_ + 1} {label}: p50 {p50:.0f} us, p90 {p90:.0f} us "
+                         f"over {len(cases)} lines ({_load()})")
+    _polarity(True)
+    print("\n".join(lines))
+    return 0
+
+
 def report_sets(misses_of: str | None) -> int:
     lines = _load_costs() + _parse_cost() + _detect_cost()  # before the sets: words not yet seen
     for part in ("tuning", "heldout"):
@@ -123,7 +169,7 @@ def report_sets(misses_of: str | None) -> int:
 def slot_lines(misses_of: str | None) -> list[str]:
     """Issue 29 (SPEC 18): slot accuracy per kind on the slot sets, held-out apart."""
     lines = []
-    for part in ("tuning", "heldout"):
+    for part in ("tuning", "heldout", "heldout_negation"):
         for language in ("en", "ko"):
             report = nlu_sets.slot_report(part, language)
             accuracy, support = report["accuracy"], report["support"]
@@ -133,7 +179,7 @@ def slot_lines(misses_of: str | None) -> list[str]:
                      for k in sorted(accuracy) if k.startswith("note:")]
             lines.append(f"{part} {language}: slots " + ", ".join(shown))
             lines.append("    by note: " + ", ".join(notes))
-            if misses_of == part:
+            if misses_of == part.split("_")[0]:
                 lines += [f"    miss [{node}] {text!r}: expected {want}, got {got}"
                           for node, text, want, got in report["misses"]]
     return lines
