@@ -96,6 +96,8 @@ class _Loader:
             self._thread.join()
 
     def get(self) -> Analysis:
+        if self._result is not None:
+            return self._result  # loaded: no lock and no join (every analysis asks)
         self.start()
         assert self._thread is not None
         self._thread.join()
