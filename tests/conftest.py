@@ -104,9 +104,9 @@ def tls_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def redis_server():
-    """A real `redis-server` on loopback (`tests/redis_server.py`), one per test module;
+    """A real `redis-server` on loopback (`tests/support/redis_server.py`), one per test module;
     skipped when the command is not installed."""
-    from redis_server import RedisServer
+    from support.redis_server import RedisServer
 
     running = RedisServer().start()
     yield running
@@ -116,6 +116,6 @@ def redis_server():
 @pytest.fixture(scope="session")
 def served_irs(tmp_path_factory):
     """A folder with the shipped scenarios compiled, for the service's tests to serve."""
-    from service_server import compile_irs
+    from support.service_server import compile_irs
 
     return compile_irs(tmp_path_factory.mktemp("served-irs"))

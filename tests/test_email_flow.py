@@ -40,7 +40,7 @@ from interpreter.loader import load_program
 from interpreter.stores.sessions import MemorySessionStore
 from interpreter.transcripts.run import load_transcript
 from interpreter.understanding.rules import RulesNLU
-from smtp_server import SmtpServer
+from support.smtp_server import SmtpServer
 
 SCENARIO = ROOT / "scenarios" / "email_compose.json"
 TRANSCRIPTS = sorted((ROOT / "tests" / "transcripts").glob("email_*.transcript"))

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from playground_browser import Playground, chromium_path
-from service_server import ROOT, ServiceServer
+from support.playground_browser import Playground, chromium_path
+from support.service_server import ROOT, ServiceServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
                                                             "(pip install -e '.[dev]')")

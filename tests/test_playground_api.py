@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_mgc
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer
 from test_service_api import broken_clinic, chain, error_code
 
 PLAYGROUND = ROOT / "interpreter" / "service" / "playground"

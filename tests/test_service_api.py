@@ -1,6 +1,6 @@
 """`mgi serve` endpoint by endpoint (SPEC 11): each row of the table over real HTTP.
 
-One real server (`tests/service_server.py`, `memory:` store) answers most tests; a second one
+One real server (`tests/support/service_server.py`, `memory:` store) answers most tests; a second one
 with `--no-dynamic --session-ttl 3600` answers the rows that depend on those options. Turns
 are compared with `mgi run --json` on the same IR and the same lines (SPEC 7), diagnostics
 with `mgc check --format json` on the same text. Error bodies, the API key, the log, SIGTERM,
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 TURN_KEYS = {"turn", "user", "node", "next_node", "reason", "complete", "response", "slots",

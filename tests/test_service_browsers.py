@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer
 
 KEY = "k3y-browsers"
 

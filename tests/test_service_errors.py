@@ -1,7 +1,7 @@
 """`mgi serve` when things go wrong (SPEC 11): the error envelope, the API key, the log,
 SIGTERM, usage errors, hostile bodies, and a property over request bodies.
 
-Every answer comes from a real `mgi serve` child process over TCP (`tests/service_server.py`);
+Every answer comes from a real `mgi serve` child process over TCP (`tests/support/service_server.py`);
 the endpoint rows themselves are in `test_service_api.py`.
 """
 
@@ -21,7 +21,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from service_server import ROOT, Client, ServiceServer, wait_for
+from support.service_server import ROOT, Client, ServiceServer, wait_for
 
 TRACEBACK = ("Traceback", 'File "')
 KEY = "k3y-Zq81-never-logged"

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from interpreter.service import api
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer
 
 SENIMATE = json.loads((ROOT / "scenarios" / "senimate.json").read_text(encoding="utf-8"))
 

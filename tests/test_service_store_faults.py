@@ -21,8 +21,8 @@ import pytest
 
 from interpreter.stores.records import open_store
 from interpreter.stores.sqlite_store import WAL_LIMIT
-from redis_server import RedisServer, needs_redis
-from service_server import ServiceServer, wait_for
+from support.redis_server import RedisServer, needs_redis
+from support.service_server import ServiceServer, wait_for
 
 
 def conversation(server: ServiceServer) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from service_server import ServiceServer
+from support.service_server import ServiceServer
 
 SCENARIO = (ROOT / "scenarios" / "email_compose.json").read_text(encoding="utf-8")
 PROFILE = {"email": "user@gmail.com", "name": "김마고"}

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("senimate", "clinic_booking", "senimate_weather")
 
 

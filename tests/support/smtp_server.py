@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from redis_server import free_port
+from support.redis_server import free_port
 
 
 class Envelope(NamedTuple):
