@@ -466,6 +466,7 @@ def pattern_values(draw, scenario: dict) -> dict:
             for name, slot in scenario.get("slots", {}).items() if slot.get("pattern")}
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow,
                                                            HealthCheck.filter_too_much])
 @given(data=st.data(), scenario=st.one_of(valid_scenarios(1, 10), valid_scenarios(1, 10, tasks=True)))

@@ -87,3 +87,23 @@ def test_a_scenario_named_with_a_slash_is_graphed(service):
     status, text, _ = service.call(
         "GET", f"/dm/v1/scenarios/team%2Fsenimate/graph?ir_hash={made['ir_hash']}")
     assert status == 200 and text.startswith(("flowchart", "graph")), text
+
+
+def test_every_documented_operation_is_routed_and_every_route_documented(service):
+    """The router and the document are made of one table (`interpreter.service.endpoints`):
+    each operation the document lists is answered by a handler (never the router's
+    `not_found` or `method_not_allowed`), and each row the router serves is in the document."""
+    from interpreter.service.app import ServiceApp
+    from interpreter.service.endpoints import ENDPOINTS
+
+    _, doc, _ = service.call("GET", "/openapi.json")
+    documented = {(method, path) for path, item in doc["paths"].items() for method in item}
+    assert documented == {(e.method, e.path) for e in ENDPOINTS}
+    for endpoint in ENDPOINTS:
+        assert endpoint.handler is None or callable(getattr(ServiceApp, endpoint.handler)), \
+            endpoint
+        path = endpoint.path.replace("{session_id}", "nobody").replace("{name}", "clinic_booking")
+        status, body, _ = service.call(endpoint.method.upper(), path,
+                                       {} if endpoint.method == "post" else None)
+        code = body["error"]["code"] if status >= 400 and isinstance(body, dict) else None
+        assert code not in ("not_found", "method_not_allowed"), (endpoint.path, status, body)
