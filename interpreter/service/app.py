@@ -1,16 +1,18 @@
-"""The ASGI application: the endpoints of SPEC 11 over `sessions`, `design` and the store.
+"""The ASGI application: the state, the guards and the routing of the endpoints of SPEC 11.
 
 In: a `ServeConfig` (from `mgi serve`, through the environment to every worker). Out: an
-ASGI callable for uvicorn: HTTP requests, and the lifespan (open the store and publish the
-registered IRs at start-up, sweep expired sessions, close the store at shutdown).
+ASGI callable for uvicorn: HTTP requests routed by the table of `endpoints` to the methods
+of `handlers`, and the lifespan of `lifecycle` (open the store and publish the registered
+IRs at start-up, sweep expired sessions, close the store at shutdown).
 After: every answer is JSON with the status of the table, every failure the envelope of
 `http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
 answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
 request; the refusals of `guards` come first (SPEC 17.5: Host, key, media type), and the
 quotas of `quotas` before a session is created; with `MAGO_API_KEY` set every endpoint but
 `/healthz`, `/readyz` and the playground's static files wants `Authorization: Bearer KEY`
-(compared in constant time, never logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
-browser cannot send a header when it opens a URL), and asks for the key to call the API.
+(compared in constant time, never logged). The playground (SPEC 12) is a page like any
+client: it holds no data and no key (a browser cannot send a header when it opens a URL), and
+asks for the key to call the API.
 """
 
 from __future__ import annotations
@@ -32,14 +34,13 @@ from . import api
 from .alerts import Alerts
 from .connections import GuardedProtocol, Limits
 from .design import Designer
+from .endpoints import ENDPOINTS, PUBLIC
 from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
-from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
-                   read_body)
+from .handlers import Handlers
+from .http import JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body, read_body
+from .lifecycle import Lifecycle
 from .logs import RequestLog, stamp
 from .metrics import Metrics
-from .endpoints import ENDPOINTS, PUBLIC
-from .handlers import Handlers
-from .lifecycle import Lifecycle
 from .openapi import document
 from .playground import load_assets
 from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from . import api
 
+
 class Endpoint(NamedTuple):
     method: str
     path: str

@@ -17,9 +17,9 @@ from __future__ import annotations
 import email
 import email.policy
 import socket
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
-from collections.abc import Iterator
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
