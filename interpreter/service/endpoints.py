@@ -21,7 +21,7 @@ class Endpoint(NamedTuple):
     body: type | None
     answers: dict[int, tuple[type | None, str]]  # status -> (schema, what and which codes)
     public: bool = False
-    query: tuple[dict, ...] = ()  # OpenAPI parameter objects `in: query`
+    query: tuple[dict[str, Any], ...] = ()  # OpenAPI parameter objects `in: query`
     media: str = "application/json"  # of the success answers (errors are always JSON)
     handler: str | None = None  # the `ServiceApp` method that answers (None: the page's files)
     body_limit: int = 0  # the bytes a POST body may hold (0: no body is read)

@@ -46,7 +46,7 @@ class Lifecycle:
     store: RecordStore  # None until `start`: no request is served before
     registry: Registry  # None until `start`: no request is served before
     sessions: Sessions  # None until `start`: no request is served before
-    _sweeper: asyncio.Task | None
+    _sweeper: asyncio.Task[None] | None
     on_turn: Callable[[str, str, Any, float], None]  # what a turn tells the metrics and alerts
 
     async def lifespan(self, receive: Any, send: Any) -> None:

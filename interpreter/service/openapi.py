@@ -51,7 +51,7 @@ def document(version: str, keyed: bool = True) -> dict[str, Any]:
     schemas, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}")
     refs = {t: s for t, s in zip(types, schemas)}
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     for endpoint in ENDPOINTS:
         paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(
             _with_limits(endpoint), refs, keyed)
@@ -92,7 +92,7 @@ def _with_limits(endpoint: Endpoint) -> Endpoint:
     return endpoint._replace(answers=answers)
 
 
-def _operation(endpoint: Endpoint, refs: dict, keyed: bool) -> dict[str, Any]:
+def _operation(endpoint: Endpoint, refs: dict[Any, dict[str, Any]], keyed: bool) -> dict[str, Any]:
     operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
     operation_id = _OPERATION_IDS.get((endpoint.method, endpoint.path))
     if operation_id is not None:
