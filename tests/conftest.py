@@ -150,4 +150,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if any(getattr(value, "__module__", None) == playground_browser.__name__
                for value in names):
             item.add_marker(pytest.mark.browser)
-
