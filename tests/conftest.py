@@ -104,9 +104,9 @@ def tls_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def redis_server():
-    """A real `redis-server` on loopback (`tests/redis_server.py`), one per test module;
+    """A real `redis-server` on loopback (`tests/support/redis_server.py`), one per test module;
     skipped when the command is not installed."""
-    from redis_server import RedisServer
+    from support.redis_server import RedisServer
 
     running = RedisServer().start()
     yield running
@@ -115,7 +115,38 @@ def redis_server():
 
 @pytest.fixture(scope="session")
 def served_irs(tmp_path_factory):
-    """A folder with the shipped scenarios compiled, for the service's tests to serve."""
-    from service_server import compile_irs
+    """A folder with the shipped scenarios compiled, once per test process, for the service's
+    tests to serve and the CLI's tests to run."""
+    from support.service_server import compile_irs
 
     return compile_irs(tmp_path_factory.mktemp("served-irs"))
+
+
+@pytest.fixture(scope="session")
+def service(served_irs):
+    """One real `mgi serve` with the default options (`memory:` store, no key) serving
+    `served_irs`, shared by every test of a test process that needs no option of its own; a
+    test that needs options starts its own `ServiceServer`. Tests on it make their own sessions
+    and never assume the server is fresh."""
+    from support.service_server import ServiceServer
+
+    with ServiceServer([served_irs]) as running:
+        yield running
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `service` and `browser` markers, from what a test's module uses, so that a new test
+    is marked without anyone remembering to: `service` where the module starts a real
+    `mgi serve` (it holds `ServiceServer`) or the test takes the shared `service`, `browser`
+    where it drives Chromium (it holds a name from `support.playground_browser`). `slow` is set
+    by hand on the tests that take seconds each (`-m "not slow"` is the quick loop)."""
+    from support import playground_browser
+    from support.service_server import ServiceServer
+
+    for item in items:
+        names = vars(item.module).values() if getattr(item, "module", None) else ()
+        if "service" in item.fixturenames or any(value is ServiceServer for value in names):
+            item.add_marker(pytest.mark.service)
+        if any(getattr(value, "__module__", None) == playground_browser.__name__
+               for value in names):
+            item.add_marker(pytest.mark.browser)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground_browser import chromium_path
+from support.playground_browser import chromium_path
 from test_analytics import FULL_BOOKING, run_with_events
 from test_mgi_cli import irs, mgi  # noqa: F401 - irs is a fixture
 from test_playground import browser, screenshot_path  # noqa: F401 - browser is a fixture
@@ -120,8 +120,8 @@ def past_store(irs, tmp_path) -> str:  # noqa: F811
 
 def test_the_playground_analytics_view_draws_the_report(irs, browser, served_irs,  # noqa: F811
                                                          tmp_path):
-    from playground_browser import Playground
-    from service_server import ServiceServer
+    from support.playground_browser import Playground
+    from support.service_server import ServiceServer
 
     url = past_store(irs, tmp_path)
     with ServiceServer([served_irs], store=url, extra=["--public-report"]) as server:

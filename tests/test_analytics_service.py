@@ -17,8 +17,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 
-from redis_server import needs_redis
-from service_server import Client, ServiceServer
+from support.redis_server import needs_redis
+from support.service_server import Client, ServiceServer
 from test_mgi_cli import mgi
 
 KEY = "analytics-test-key"
@@ -195,7 +195,7 @@ def test_the_report_is_refused_without_a_key_unless_public(served_irs):
 
 
 def test_delete_inline_and_kept_text_through_the_server(served_irs):
-    from service_server import ROOT
+    from support.service_server import ROOT
 
     scenario = json.loads((ROOT / "scenarios" / "clinic_booking.json").read_text())
     with ServiceServer([served_irs / "clinic_booking.ir"],

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from redis_server import needs_redis
+from support.redis_server import needs_redis
 from test_mgi_cli import mgi
 from interpreter.analytics.aggregate import Aggregator
 from interpreter.analytics.events import STARTED, Event, encode_event

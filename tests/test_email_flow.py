@@ -25,10 +25,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,9 +35,9 @@ from conftest import ROOT
 from interpreter.engine import Engine
 from interpreter.loader import load_program
 from interpreter.stores.sessions import MemorySessionStore
-from interpreter.transcripts.run import load_transcript
+from interpreter.transcripts.run import load_transcript, render_json, run_files
 from interpreter.understanding.rules import RulesNLU
-from smtp_server import SmtpServer
+from support.smtp_server import SmtpServer
 
 SCENARIO = ROOT / "scenarios" / "email_compose.json"
 TRANSCRIPTS = sorted((ROOT / "tests" / "transcripts").glob("email_*.transcript"))
@@ -147,26 +144,20 @@ def _has_type(value, kind: str) -> bool:
 # --- 2. the transcripts, each with its transport ------------------------------------------
 
 
-def mgi_test(paths: list[Path], ir_dir: Path, env: dict[str, str]) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "interpreter.cli", "test", "--format", "json", "--ir-dir",
-         str(ir_dir), *map(str, paths)], cwd=ROOT, capture_output=True, text=True,
-        encoding="utf-8", timeout=300, env=env)
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.stdout, done.stderr
-    return json.loads(done.stdout)
-
-
 @pytest.fixture(scope="module")
 def runs(ir_dir, tmp_path_factory) -> dict[str, tuple[dict, list[Path]]]:
-    """Transcript name -> (its `mgi test --format json` report, the messages it left in its
-    outbox), each run on its own with a fresh outbox folder."""
-    quiet = {k: v for k, v in os.environ.items() if k not in MAIL_ENV}
+    """Transcript name -> (its report as `mgi test --format json` gives it, the messages it
+    left in its outbox), each run on its own with a fresh outbox folder: in this process
+    (`run_files`, what `mgi test` calls), since the transport is read at each run, instead of
+    one `mgi test` child process per transcript that each pays the start-up."""
     found = {}
     for path in TRANSCRIPTS:
         outbox = tmp_path_factory.mktemp("outbox")
-        env = {**quiet, "MAGO_OUTBOX": str(outbox)}
-        report = mgi_test([path], ir_dir, env)
+        with pytest.MonkeyPatch.context() as patch:
+            for name in MAIL_ENV:
+                patch.delenv(name, raising=False)
+            patch.setenv("MAGO_OUTBOX", str(outbox))
+            report = json.loads(render_json(run_files([str(path)], ir_dir)))
         [found[path.name]] = [(t, sorted(outbox.glob("*.eml"))) for t in report["transcripts"]]
     return found
 

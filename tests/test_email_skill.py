@@ -20,7 +20,7 @@ from interpreter.skills import EmailSkill, SkillContext, SkillRegistry, run_skil
 from interpreter.skills.email import LINE_BREAKS, NO_TRANSPORT, message_id, outbox_name
 
 from conftest import examples
-from smtp_server import SmtpServer, closed_port, silent_port
+from support.smtp_server import SmtpServer, closed_port, silent_port
 
 ACTION = "sess-7f3a:4:send_mail"
 CONTEXT = SkillContext("sess-7f3a", "send_mail", "ko", {}, action_id=ACTION)

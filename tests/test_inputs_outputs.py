@@ -57,11 +57,9 @@ def one_line_error(done: subprocess.CompletedProcess, status: int = 2) -> str:
 
 
 @pytest.fixture(scope="module")
-def senimate_ir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ir") / "senimate.ir"
-    done = run("compiler", "compile", SENIMATE, "-o", out)
-    assert done.returncode == 0, done.stderr
-    return out
+def senimate_ir(served_irs) -> Path:
+    """The reference scenario, compiled once per test process (`served_irs`); read only."""
+    return served_irs / "senimate.ir"
 
 
 # --- 1. an output that is the input ---------------------------------------------------------

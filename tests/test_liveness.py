@@ -30,6 +30,7 @@ compiler reports for a generated scenario must be a real trap by this search
 from __future__ import annotations
 
 import copy
+import functools
 import heapq
 import json
 import math
@@ -245,11 +246,15 @@ class Found:
 
 class Successors:
     """The turns out of a state, computed once per state key and shared by the searches of
-    one scenario (states with one key behave alike, so one representative serves)."""
+    one scenario (states with one key behave alike, so one representative serves). With
+    `shared`, another `Successors` whose inputs begin with these (the reaching search's are
+    these plus the safety inputs): a state both expand is turned once, not once per search."""
 
-    def __init__(self, oracle: Oracle, inputs: list, key, budget: int = SCENARIO_TURNS):
+    def __init__(self, oracle: Oracle, inputs: list, key, budget: int = SCENARIO_TURNS,
+                 shared: Successors | None = None):
         self.oracle, self.inputs, self.key, self.known = oracle, inputs, key, {}
         self.budget = max(1, budget // len(inputs))  # states
+        self.outcomes: dict = {} if shared is None else shared.outcomes  # key -> turns so far
 
     def of(self, here, state: dict) -> list | None:
         """The (state, step, key or None once complete) after each input; None when the
@@ -257,12 +262,16 @@ class Successors:
         if here not in self.known:
             if len(self.known) >= self.budget:
                 return None
-            out = []
-            for turn in self.inputs:
-                new, step = oracle_turn(self.oracle, state, turn)
-                out.append((new, step, None if step.complete else self.key(new)))
-            self.known[here] = out
+            out = self.outcomes.get(here, [])
+            if len(out) < len(self.inputs):
+                out = out + [self._turn(state, turn) for turn in self.inputs[len(out):]]
+                self.outcomes[here] = out
+            self.known[here] = out[:len(self.inputs)]
         return self.known[here]
+
+    def _turn(self, state: dict, turn: dict) -> tuple:
+        new, step = oracle_turn(self.oracle, state, turn)
+        return new, step, None if step.complete else self.key(new)
 
 
 def best_first(successors: Successors, start: dict, goal, priority, goals: int = 1,
@@ -342,7 +351,8 @@ def entered(state: dict, step) -> list[str]:
 def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Liveness:
     """Find each reachable node (safety inputs included), then a completion from there
     (without them); replay both on the engine."""
-    oracle = Oracle(scenario, runtime.safety.detect)
+    # the detector reads text only, and the searches say the same few texts many times
+    oracle = Oracle(scenario, functools.cache(runtime.safety.detect))
     inputs = abstract_inputs(scenario, drawn)
     reach_inputs = inputs + safety_inputs(scenario)  # `inputs` first: one index, one turn
     key = state_key_function(scenario, oracle)
@@ -352,8 +362,8 @@ def check_liveness(scenario: dict, runtime, drawn: dict | None = None) -> Livene
     def novelty(state: dict):  # states at rarely seen nodes first
         seen[state["node"]] = seen.get(state["node"], 0) + 1
         return seen[state["node"]]
-    successors = Successors(oracle, inputs, key)
     reaching = Successors(oracle, reach_inputs, key)
+    successors = Successors(oracle, inputs, key, shared=reaching)
     nodes = best_first(reaching, start, entered, novelty, goals=len(oracle.nodes))
     nodes.paths.setdefault(start["node"], [])
     nodes.states.setdefault(start["node"], start)
@@ -456,6 +466,7 @@ def pattern_values(draw, scenario: dict) -> dict:
             for name, slot in scenario.get("slots", {}).items() if slot.get("pattern")}
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow,
                                                            HealthCheck.filter_too_much])
 @given(data=st.data(), scenario=st.one_of(valid_scenarios(1, 10), valid_scenarios(1, 10, tasks=True)))

@@ -21,13 +21,9 @@ TO_END = '{"intent": "user_wants_to_end", "dialogue_act": "inform", "slots": {}}
 
 
 @pytest.fixture(scope="module")
-def senimate_ir(tmp_path_factory) -> str:
-    from compiler.driver import check_file
-
-    result = check_file(str(ROOT / "scenarios" / "senimate.json"))
-    path = tmp_path_factory.mktemp("ir") / "senimate.ir"
-    path.write_bytes(result.ir_bytes())
-    return str(path)
+def senimate_ir(served_irs) -> str:
+    """The reference scenario, compiled once per test process (`served_irs`)."""
+    return str(served_irs / "senimate.ir")
 
 
 def mgi(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:

@@ -18,7 +18,6 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from compiler.driver import check_file
 from interpreter import ir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,16 +33,9 @@ WALK = ["네, 좋아요", "아침에 공원에서 산책했어요", "오후에�
 
 
 @pytest.fixture(scope="module")
-def irs(tmp_path_factory) -> dict[str, Path]:
-    """The three shipped scenarios compiled once for this module."""
-    out = tmp_path_factory.mktemp("ir")
-    paths = {}
-    for name in SCENARIOS:
-        result = check_file(str(ROOT / "scenarios" / f"{name}.json"))
-        assert not result.errors, name
-        paths[name] = out / f"{name}.ir"
-        paths[name].write_bytes(result.ir_bytes())
-    return paths
+def irs(served_irs) -> dict[str, Path]:
+    """The three shipped scenarios, compiled once per test process (`served_irs`)."""
+    return {name: served_irs / f"{name}.ir" for name in SCENARIOS}
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from playground_browser import Playground, chromium_path
-from service_server import ROOT, ServiceServer
+from support.playground_browser import Playground, chromium_path
+from support.service_server import ROOT, ServiceServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
                                                             "(pip install -e '.[dev]')")
@@ -58,12 +58,6 @@ def screenshot_path(name: str, tmp_path) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(served_irs):
-    with ServiceServer([served_irs]) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
@@ -93,8 +87,8 @@ def mgi_test(transcript, ir_dir) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
-def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(server, page, tmp_path):
-    pg = Playground(page, server.base).open("?scenario=clinic_booking")
+def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(service, page, tmp_path):
+    pg = Playground(page, service.base).open("?scenario=clinic_booking")
     load_ms = pg.load_ms()
     print(f"\nbenchmark playground load: {load_ms:.0f} ms from navigation start to the graph "
           f"drawn (target {LOAD_TARGET_MS} ms)")
@@ -126,8 +120,8 @@ def test_a_booking_conversation_bubbles_graph_trace_and_the_load_time(server, pa
     assert "complete" in page.locator("#status").inner_text()
 
 
-def test_a_turn_selected_in_the_conversation_shows_its_trace_and_its_place(server, page):
-    pg = Playground(page, server.base).open("?scenario=clinic_booking")
+def test_a_turn_selected_in_the_conversation_shows_its_trace_and_its_place(service, page):
+    pg = Playground(page, service.base).open("?scenario=clinic_booking")
     pg.say("네 예약하고 싶어요")
     pg.say("홍길동이에요")
     page.locator("#log > li").nth(1).locator("button.reason").click()
@@ -141,13 +135,13 @@ def test_a_turn_selected_in_the_conversation_shows_its_trace_and_its_place(serve
                                                         "next_nodes[0]", "default_next"}
 
 
-def test_a_pasted_scenario_with_an_error_shows_its_diagnostic_then_a_good_one_runs(server,
+def test_a_pasted_scenario_with_an_error_shows_its_diagnostic_then_a_good_one_runs(service,
                                                                                    page):
     broken = json.loads((ROOT / "scenarios" / "clinic_booking.json").read_text("utf-8"))
     broken["graph"]["nodes"][0]["default_next"] = "nowhere_node"
     text = json.dumps(broken, ensure_ascii=False, indent=2)
     line = next(i for i, row in enumerate(text.split("\n"), 1) if "nowhere_node" in row)
-    pg = Playground(page, server.base).open()
+    pg = Playground(page, service.base).open()
     page.locator("#paste-box > summary").click()
     page.fill("#paste", text)
     page.click("#paste-start")
@@ -171,8 +165,8 @@ def test_a_pasted_scenario_with_an_error_shows_its_diagnostic_then_a_good_one_ru
 
 
 def test_save_as_transcript_downloads_what_happened_and_mgi_test_passes_on_it(
-        server, page, served_irs, tmp_path):
-    pg = Playground(page, server.base).open("?scenario=clinic_booking")
+        service, page, served_irs, tmp_path):
+    pg = Playground(page, service.base).open("?scenario=clinic_booking")
     for text, *_ in BOOKING[:5]:
         pg.silence() if text is None else pg.say(text)
     with page.expect_download() as download:
@@ -190,8 +184,8 @@ def test_save_as_transcript_downloads_what_happened_and_mgi_test_passes_on_it(
     assert "6 passed, 0 failed" in done.stdout
 
 
-def test_a_transcript_of_a_focused_session_passes_too(server, page, served_irs, tmp_path):
-    pg = Playground(page, server.base).open()
+def test_a_transcript_of_a_focused_session_passes_too(service, page, served_irs, tmp_path):
+    pg = Playground(page, service.base).open()
     page.locator("#start-form details > summary").click()
     page.select_option("#scenario", "clinic_booking")
     page.select_option("#opening", "user")
@@ -212,8 +206,8 @@ def test_a_transcript_of_a_focused_session_passes_too(server, page, served_irs, 
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_keyboard_alone_and_the_labels_a_screen_reader_reads(server, page):
-    Playground(page, server.base).open("?scenario=clinic_booking")
+def test_the_keyboard_alone_and_the_labels_a_screen_reader_reads(service, page):
+    Playground(page, service.base).open("?scenario=clinic_booking")
     for role, name in (("combobox", "Registered scenario"), ("textbox", "Message"),
                        ("button", "Send"), ("button", "Send silence"),
                        ("button", "Save as transcript"), ("button", "Start a new session"),
@@ -244,12 +238,12 @@ def test_the_keyboard_alone_and_the_labels_a_screen_reader_reads(server, page):
         "greeting"
 
 
-def test_a_375_px_phone_reads_it_without_sideways_scrolling(server, browser, tmp_path):
+def test_a_375_px_phone_reads_it_without_sideways_scrolling(service, browser, tmp_path):
     context = browser.new_context(viewport={"width": 375, "height": 812}, device_scale_factor=2,
                                   is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
-        pg = Playground(page, server.base).open("?scenario=clinic_booking")
+        pg = Playground(page, service.base).open("?scenario=clinic_booking")
         pg.say("네 예약하고 싶어요")
         pg.say("홍길동이에요")
         assert pg.horizontal_overflow() == 0
@@ -286,8 +280,8 @@ def test_with_an_api_key_the_page_asks_for_it_and_then_works(served_irs, browser
             context.close()
 
 
-def test_a_refused_profile_shows_the_servers_message(server, page):
-    pg = Playground(page, server.base).open()
+def test_a_refused_profile_shows_the_servers_message(service, page):
+    pg = Playground(page, service.base).open()
     page.locator("#start-form details > summary").click()
     page.fill("#profile", "[1, 2]")
     page.click("#start")
@@ -300,12 +294,12 @@ def test_a_refused_profile_shows_the_servers_message(server, page):
     assert pg.turns() == 0 and page.locator("#message").is_disabled()
 
 
-def test_the_transcript_stops_before_a_text_a_line_cannot_carry(server, page):
+def test_the_transcript_stops_before_a_text_a_line_cannot_carry(service, page):
     """transcript.js on made-up turns: a ` #` in a text ends the transcript before it, a `#`
     in a response is left out of `says`, and a turn an LLM read carries its NLU result."""
     from interpreter.transcripts import parse_transcript
 
-    Playground(page, server.base).open()
+    Playground(page, service.base).open()
     made = page.evaluate("""async () => {
         const {transcriptText} = await import("./playground/transcript.js");
         const line = (turn, user, response) => ({turn, user, node: "greeting",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_mgc
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer
 from test_service_api import broken_clinic, chain, error_code
 
 PLAYGROUND = ROOT / "interpreter" / "service" / "playground"
@@ -29,22 +29,16 @@ TRACE_KEYS = {"nlu_source", "evaluated", "slot_updates", "dropped", "passed", "t
               "lines", "confidence", "candidates", "intent_note"}  # the last three: SPEC 13.2
 
 
-@pytest.fixture(scope="module")
-def server(served_irs):
-    with ServiceServer([served_irs]) as running:
-        yield running
-
-
-def start(server: ServiceServer, name: str = "clinic_booking", **body) -> str:
-    status, answer, _ = server.call("POST", "/dm/v1/session", {"scenario": name, **body})
+def start(service: ServiceServer, name: str = "clinic_booking", **body) -> str:
+    status, answer, _ = service.call("POST", "/dm/v1/session", {"scenario": name, **body})
     assert status == 201, answer
     return answer["session_id"]
 
 
-def traced(server: ServiceServer, session_id: str, text: str, **body) -> dict:
-    status, answer, _ = server.call("POST", "/dm/v1/message",
-                                    {"session_id": session_id, "text": text, "trace": True,
-                                     **body})
+def traced(service: ServiceServer, session_id: str, text: str, **body) -> dict:
+    status, answer, _ = service.call("POST", "/dm/v1/message",
+                                     {"session_id": session_id, "text": text, "trace": True,
+                                      **body})
     assert status == 200, answer
     return answer
 
@@ -67,13 +61,13 @@ def detailed_blocks(ir: Path, texts: list[str]) -> list[list[str]]:
 # --- GET /dm/v1/scenarios/{name}/graph ----------------------------------------------------
 
 @pytest.mark.parametrize("form", ["mermaid", "dot"])
-def test_the_graph_is_the_text_of_mgc_graph(server, served_irs, form):
+def test_the_graph_is_the_text_of_mgc_graph(service, served_irs, form):
     for name in ("clinic_booking", "senimate", "senimate_weather"):
-        status, text, headers = server.call("GET", f"/dm/v1/scenarios/{name}/graph?format={form}")
+        status, text, headers = service.call("GET", f"/dm/v1/scenarios/{name}/graph?format={form}")
         assert status == 200 and headers["content-type"] == "text/plain; charset=utf-8"
         done = run_mgc("graph", served_irs / f"{name}.ir", "--format", form)
         assert done.returncode == 0 and text == done.stdout, name
-    assert server.call("GET", "/dm/v1/scenarios/clinic_booking/graph")[1].startswith(
+    assert service.call("GET", "/dm/v1/scenarios/clinic_booking/graph")[1].startswith(
         "flowchart TD\n")  # mermaid by default, as `mgc graph`
 
 
@@ -94,35 +88,35 @@ def test_mgc_graph_and_the_service_draw_with_one_implementation():
     ("/dm/v1/scenarios/clinic_booking/graph?ir_hash=abc", 422, "invalid_request"),
     ("/dm/v1/scenarios/clinic_booking/graph?ir_hash=" + "0" * 64, 404, "unknown_scenario"),
 ])
-def test_graph_errors(server, path, status, code):
-    answer = server.call("GET", path)
+def test_graph_errors(service, path, status, code):
+    answer = service.call("GET", path)
     assert answer[0] == status and error_code(answer) == code, answer
     assert answer[2]["content-type"] == "application/json"
 
 
-def test_the_graph_of_a_sessions_own_ir_by_hash(server):
-    registered = {s["name"]: s["ir_hash"] for s in server.call("GET", "/dm/v1/scenarios")[1]}
-    by_name = server.call("GET", "/dm/v1/scenarios/senimate/graph")[1]
-    hashed = server.call("GET", "/dm/v1/scenarios/senimate/graph?ir_hash="
-                         f"{registered['senimate']}")[1]
+def test_the_graph_of_a_sessions_own_ir_by_hash(service):
+    registered = {s["name"]: s["ir_hash"] for s in service.call("GET", "/dm/v1/scenarios")[1]}
+    by_name = service.call("GET", "/dm/v1/scenarios/senimate/graph")[1]
+    hashed = service.call("GET", "/dm/v1/scenarios/senimate/graph?ir_hash="
+                          f"{registered['senimate']}")[1]
     assert hashed == by_name
-    status, made, _ = server.call("POST", "/dm/v1/session/json", {"scenario_json": chain(12)})
+    status, made, _ = service.call("POST", "/dm/v1/session/json", {"scenario_json": chain(12)})
     assert status == 201 and made["ir_hash"] != registered["senimate"]
-    status, text, _ = server.call("GET", f"/dm/v1/scenarios/senimate/graph?ir_hash="
-                                  f"{made['ir_hash']}&format=mermaid")
+    status, text, _ = service.call("GET", f"/dm/v1/scenarios/senimate/graph?ir_hash="
+                                   f"{made['ir_hash']}&format=mermaid")
     assert status == 200 and "c0" in text and "c0" not in by_name  # its own nodes
-    wrong = server.call("GET", f"/dm/v1/scenarios/clinic_booking/graph?ir_hash="
+    wrong = service.call("GET", f"/dm/v1/scenarios/clinic_booking/graph?ir_hash="
                                f"{made['ir_hash']}")  # an IR of another name
     assert wrong[0] == 404 and error_code(wrong) == "unknown_scenario"
 
 
 # --- "trace": true on POST /dm/v1/message --------------------------------------------------
 
-def test_the_trace_is_what_mgi_run_detailed_prints(server, served_irs):
-    session_id = start(server)
+def test_the_trace_is_what_mgi_run_detailed_prints(service, served_irs):
+    session_id = start(service)
     blocks = detailed_blocks(served_irs / "clinic_booking.ir", BOOKING)
     for text, block in zip(BOOKING, blocks):
-        answer = traced(server, session_id, text)
+        answer = traced(service, session_id, text)
         trace, turn = answer["trace"], answer["turn"]
         assert set(trace) == TRACE_KEYS
         assert block[1:1 + len(trace["lines"])] == trace["lines"], text  # after the header
@@ -145,14 +139,14 @@ def test_the_trace_is_what_mgi_run_detailed_prints(server, served_irs):
         assert trace["candidates"] == heard.get("candidates", [])
 
 
-def test_trace_rows_carry_the_values_read_and_the_slot_updates(server):
-    session_id = start(server)
-    traced(server, session_id, "네 예약하고 싶어요")
-    trace = traced(server, session_id, "홍길동이에요")["trace"]
+def test_trace_rows_carry_the_values_read_and_the_slot_updates(service):
+    session_id = start(service)
+    traced(service, session_id, "네 예약하고 싶어요")
+    trace = traced(service, session_id, "홍길동이에요")["trace"]
     assert trace["tier"] == "gate"
     assert trace["slot_updates"] == [{"slot": "patient_name", "value": "홍길동",
                                       "change": "stored"}]
-    trace = traced(server, session_id, "1958년생이에요")["trace"]
+    trace = traced(service, session_id, "1958년생이에요")["trace"]
     rows = {row["rule"]: row for row in trace["evaluated"]}
     assert rows["next_nodes[0]"] == {
         "rule": "next_nodes[0]", "target": "booking_incomplete", "result": False,
@@ -161,21 +155,21 @@ def test_trace_rows_carry_the_values_read_and_the_slot_updates(server):
     assert rows["default_next"]["condition"] is None and rows["default_next"]["result"] is True
     assert rows["global:no_response"]["values"] == {"nlu.dialogue_act": "inform",
                                                     "system.no_input_count": 0}
-    session_id = start(server)  # tests/transcripts/clinic_conflict_confirm_affirm.transcript
+    session_id = start(service)  # tests/transcripts/clinic_conflict_confirm_affirm.transcript
     for text in ("네", "1958년생이에요"):
-        traced(server, session_id, text)
-    asked = traced(server, session_id, "아 1960년생이에요")["trace"]  # on_conflict: confirm
+        traced(service, session_id, text)
+    asked = traced(service, session_id, "아 1960년생이에요")["trace"]  # on_conflict: confirm
     assert {"slot": "birth_year", "value": 1960, "change": "confirm"} in asked["slot_updates"]
     assert "slot confirm: birth_year = 1960?" in asked["lines"]
 
 
-def test_silence_and_a_given_nlu_say_who_read_the_turn(server):
-    session_id = start(server)
-    silent = traced(server, session_id, "")["trace"]
+def test_silence_and_a_given_nlu_say_who_read_the_turn(service):
+    session_id = start(service)
+    silent = traced(service, session_id, "")["trace"]
     assert silent["nlu_source"] is None and silent["tier"] == "fallback"
     assert silent["evaluated"] == [] and "policy: fallback no_input (re-prompt 1 of 2)" in \
         silent["lines"]
-    given = traced(server, session_id, "음", nlu={"intent": "no_such_intent",
+    given = traced(service, session_id, "음", nlu={"intent": "no_such_intent",
                                                   "dialogue_act": "affirm",
                                                   "slots": {"no_such_slot": 1}})["trace"]
     assert given["nlu_source"] == "request"
@@ -184,41 +178,41 @@ def test_silence_and_a_given_nlu_say_who_read_the_turn(server):
     assert "nlu: undeclared intent 'no_such_intent' read as null" in given["lines"]
 
 
-def test_without_trace_the_answer_has_none(server):
-    session_id = start(server)
-    status, answer, _ = server.call("POST", "/dm/v1/message",
-                                    {"session_id": session_id, "text": "네"})
+def test_without_trace_the_answer_has_none(service):
+    session_id = start(service)
+    status, answer, _ = service.call("POST", "/dm/v1/message",
+                                     {"session_id": session_id, "text": "네"})
     assert status == 200 and set(answer) == {"session_id", "version", "replayed", "turn"}
-    answer = server.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "네",
-                                                    "trace": False})[1]
+    answer = service.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "네",
+                                                     "trace": False})[1]
     assert "trace" not in answer
-    bad = server.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "네",
-                                                 "trace": "yes"})
+    bad = service.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "네",
+                                                  "trace": "yes"})
     assert bad[0] == 422 and error_code(bad) == "invalid_request"
 
 
-def test_a_replay_gives_the_trace_recorded_when_asked_and_runs_nothing(server):
-    session_id = start(server)
-    first = traced(server, session_id, "네 예약하고 싶어요", message_id="m-1")
-    again = traced(server, session_id, "네 예약하고 싶어요", message_id="m-1")
+def test_a_replay_gives_the_trace_recorded_when_asked_and_runs_nothing(service):
+    session_id = start(service)
+    first = traced(service, session_id, "네 예약하고 싶어요", message_id="m-1")
+    again = traced(service, session_id, "네 예약하고 싶어요", message_id="m-1")
     assert again["replayed"] is True and again["trace"] == first["trace"]
     assert again["turn"] == first["turn"] and again["version"] == first["version"]
-    plain = server.call("POST", "/dm/v1/message", {"session_id": session_id,
-                                                   "text": "네 예약하고 싶어요",
-                                                   "message_id": "m-1"})[1]
+    plain = service.call("POST", "/dm/v1/message", {"session_id": session_id,
+                                                    "text": "네 예약하고 싶어요",
+                                                    "message_id": "m-1"})[1]
     assert plain["replayed"] is True and "trace" not in plain  # not asked: not given
-    server.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "홍길동이에요",
-                                           "message_id": "m-2"})
-    late = traced(server, session_id, "홍길동이에요", message_id="m-2")
+    service.call("POST", "/dm/v1/message", {"session_id": session_id, "text": "홍길동이에요",
+                                            "message_id": "m-2"})
+    late = traced(service, session_id, "홍길동이에요", message_id="m-2")
     assert late["replayed"] is True and "trace" not in late  # never recorded: nothing re-run
-    view = server.call("GET", f"/dm/v1/session/{session_id}")[1]
+    view = service.call("GET", f"/dm/v1/session/{session_id}")[1]
     assert view["version"] == 3  # the opening and two turns, no replay among them
 
 
 # --- the OpenAPI document -------------------------------------------------------------------
 
-def test_openapi_documents_the_graph_the_trace_and_the_page(server):
-    doc = server.call("GET", "/openapi.json")[1]
+def test_openapi_documents_the_graph_the_trace_and_the_page(service):
+    doc = service.call("GET", "/openapi.json")[1]
     graph = doc["paths"]["/dm/v1/scenarios/{name}/graph"]["get"]
     parameters = {p["name"]: p for p in graph["parameters"]}
     assert parameters["name"]["in"] == "path" and parameters["name"]["required"] is True
@@ -244,7 +238,7 @@ def page_files() -> list[str]:
     return sorted(p.name for p in PLAYGROUND.iterdir() if p.is_file() and p.suffix != ".py")
 
 
-def test_every_file_of_the_page_is_served_and_shipped_as_package_data(server):
+def test_every_file_of_the_page_is_served_and_shipped_as_package_data(service):
     from interpreter.service.playground import FILES
 
     assert sorted(name for name, _ in FILES.values()) == page_files()
@@ -253,16 +247,16 @@ def test_every_file_of_the_page_is_served_and_shipped_as_package_data(server):
     for name in page_files():
         assert any(fnmatch.fnmatch(name, p) for p in patterns), f"{name} is not package data"
     for path, (name, media) in FILES.items():
-        status, body, headers = server.call("GET", path)
+        status, body, headers = service.call("GET", path)
         assert status == 200 and headers["content-type"] == media, path
         assert body == (PLAYGROUND / name).read_text(encoding="utf-8")
         assert "default-src 'none'" in headers["content-security-policy"]
         assert headers["x-content-type-options"] == "nosniff"
-        again = server.call("GET", path, headers={"If-None-Match": headers["etag"]})
+        again = service.call("GET", path, headers={"If-None-Match": headers["etag"]})
         assert again[0] == 304 and again[1] == ""
 
 
-def test_the_page_loads_only_its_own_files_and_calls_only_documented_endpoints(server):
+def test_the_page_loads_only_its_own_files_and_calls_only_documented_endpoints(service):
     from interpreter.service.playground import FILES
 
     html = (PLAYGROUND / "index.html").read_text(encoding="utf-8")
@@ -273,7 +267,7 @@ def test_the_page_loads_only_its_own_files_and_calls_only_documented_endpoints(s
     assert linked and imported
     assert {f"/{link}" for link in linked} | {f"/playground/{i}" for i in imported} <= set(FILES)
     assert not re.search(r"https?://", html + scripts.replace("http://www.w3.org/2000/svg", ""))
-    documented = server.call("GET", "/openapi.json")[1]["paths"]
+    documented = service.call("GET", "/openapi.json")[1]["paths"]
     called = set(re.findall(r'[`"](dm/v1/(?:[^`"?$]|\$\{[^}]*\})*)', scripts))
     assert called, "the page calls the API"
     for path in called:
@@ -297,8 +291,8 @@ def test_with_an_api_key_the_page_is_public_and_the_api_is_not(served_irs):
                             headers={"Authorization": "Bearer " + "k" * 24})[0] == 200
 
 
-def test_a_pasted_scenario_with_an_error_is_the_422_the_page_shows(server):
-    answer = server.call("POST", "/dm/v1/session/json", {"scenario_json": broken_clinic()})
+def test_a_pasted_scenario_with_an_error_is_the_422_the_page_shows(service):
+    answer = service.call("POST", "/dm/v1/session/json", {"scenario_json": broken_clinic()})
     assert answer[0] == 422 and error_code(answer) == "scenario_invalid"
     (diagnostic,) = answer[1]["error"]["diagnostics"]
     assert diagnostic["line"] and diagnostic["hint"]  # what the page lists, with its line

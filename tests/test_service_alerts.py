@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from service_server import ServiceServer
+from support.service_server import ServiceServer
 
 CRISIS = "죽고 싶어요"  # self_harm in the built-in lexicon
 NEAR_MISS = "배고파 죽겠다"  # an idiom, not an emergency

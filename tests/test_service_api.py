@@ -1,6 +1,6 @@
 """`mgi serve` endpoint by endpoint (SPEC 11): each row of the table over real HTTP.
 
-One real server (`tests/service_server.py`, `memory:` store) answers most tests; a second one
+One real server (`tests/support/service_server.py`, `memory:` store) answers most tests; a second one
 with `--no-dynamic --session-ttl 3600` answers the rows that depend on those options. Turns
 are compared with `mgi run --json` on the same IR and the same lines (SPEC 7), diagnostics
 with `mgc check --format json` on the same text. Error bodies, the API key, the log, SIGTERM,
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer, metric
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 TURN_KEYS = {"turn", "user", "node", "next_node", "reason", "complete", "response", "slots",
@@ -82,31 +82,25 @@ def error_code(answer: tuple) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(served_irs):
-    with ServiceServer([served_irs]) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def tuned(served_irs):
     with ServiceServer([served_irs], extra=["--no-dynamic", "--session-ttl", str(TTL)]) as running:
         yield running
 
 
-def create(server: ServiceServer, **body) -> dict:
-    status, answer, _ = server.call("POST", "/dm/v1/session", {"scenario": "senimate", **body})
+def create(service: ServiceServer, **body) -> dict:
+    status, answer, _ = service.call("POST", "/dm/v1/session", {"scenario": "senimate", **body})
     assert status == 201, answer
     return answer
 
 
-def say(server: ServiceServer, session_id: str, text: str, **body) -> tuple:
-    return server.call("POST", "/dm/v1/message", {"session_id": session_id, "text": text, **body})
+def say(service: ServiceServer, session_id: str, text: str, **body) -> tuple:
+    return service.call("POST", "/dm/v1/message", {"session_id": session_id, "text": text, **body})
 
 
 # --- POST /dm/v1/session ------------------------------------------------------------------
 
-def test_create_answers_201_with_the_opening_turn_of_mgi_run(server, served_irs):
-    status, answer, headers = server.call("POST", "/dm/v1/session", {"scenario": "senimate"})
+def test_create_answers_201_with_the_opening_turn_of_mgi_run(service, served_irs):
+    status, answer, headers = service.call("POST", "/dm/v1/session", {"scenario": "senimate"})
     assert status == 201 and headers["content-type"] == "application/json"
     assert set(answer) == {"session_id", "scenario", "ir_hash", "version", "turn"}
     assert answer["scenario"] == "senimate" and answer["version"] == 1
@@ -115,26 +109,26 @@ def test_create_answers_201_with_the_opening_turn_of_mgi_run(server, served_irs)
     assert answer["turn"]["reason"] == "opening" and answer["turn"]["user"] is None
 
 
-def test_create_without_bot_first_has_no_opening_turn(server):
-    answer = create(server, bot_first=False, session_id="quiet-1")
+def test_create_without_bot_first_has_no_opening_turn(service):
+    answer = create(service, bot_first=False, session_id="quiet-1")
     assert answer["turn"] is None and answer["session_id"] == "quiet-1"
-    status, view, _ = server.call("GET", "/dm/v1/session/quiet-1")
+    status, view, _ = service.call("GET", "/dm/v1/session/quiet-1")
     assert status == 200 and view["history"] == []
 
 
-def test_generated_session_ids_are_distinct_unguessable_and_valid(server):
-    ids = [create(server, bot_first=False)["session_id"] for _ in range(20)]
+def test_generated_session_ids_are_distinct_unguessable_and_valid(service):
+    ids = [create(service, bot_first=False)["session_id"] for _ in range(20)]
     assert len(set(ids)) == 20
     for session_id in ids:
         assert ID_PATTERN.match(session_id) and len(session_id) >= 22  # >= 128 random bits
     assert len({session_id[:8] for session_id in ids}) == 20  # not a counter or a clock
 
 
-def test_a_given_session_id_is_kept_and_a_second_create_is_409(server):
+def test_a_given_session_id_is_kept_and_a_second_create_is_409(service):
     for session_id in ("A.b:c_d-9", "x" * 128):
-        assert create(server, session_id=session_id)["session_id"] == session_id
-        again = server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking",
-                                                       "session_id": session_id})
+        assert create(service, session_id=session_id)["session_id"] == session_id
+        again = service.call("POST", "/dm/v1/session", {"scenario": "clinic_booking",
+                                                        "session_id": session_id})
         assert again[0] == 409 and error_code(again) == "session_exists"
 
 
@@ -155,33 +149,33 @@ def test_a_given_session_id_is_kept_and_a_second_create_is_409(server):
     ({"scenario": "clinic_booking", "profile": {"age": 80}}, 422, "invalid_profile"),
     ({"scenario": "senimate", "focus_node": "bogus_node"}, 422, "unknown_node"),
 ])
-def test_create_errors(server, body, status, code):
-    answer = server.call("POST", "/dm/v1/session", body)
+def test_create_errors(service, body, status, code):
+    answer = service.call("POST", "/dm/v1/session", body)
     assert answer[0] == status and error_code(answer) == code, answer
 
 
-def test_a_refused_create_stores_no_session(server):
+def test_a_refused_create_stores_no_session(service):
     for body in ({"session_id": "refused-1", "profile": {"a": 1}},
                  {"session_id": "refused-1", "focus_node": "bogus_node"}):
-        assert server.call("POST", "/dm/v1/session", {"scenario": "senimate", **body})[0] == 422
-    assert server.call("GET", "/dm/v1/session/refused-1")[0] == 404
+        assert service.call("POST", "/dm/v1/session", {"scenario": "senimate", **body})[0] == 422
+    assert service.call("GET", "/dm/v1/session/refused-1")[0] == 404
 
 
-def test_a_valid_focus_node_starts_there_and_stays(server):
-    answer = create(server, focus_node="meal_check")
+def test_a_valid_focus_node_starts_there_and_stays(service):
+    answer = create(service, focus_node="meal_check")
     assert answer["turn"]["node"] == "meal_check"
-    status, turn, _ = say(server, answer["session_id"], "네 잘 먹었어요")
+    status, turn, _ = say(service, answer["session_id"], "네 잘 먹었어요")
     assert status == 200 and turn["turn"]["node"] == "meal_check"
-    assert server.call("GET", f"/dm/v1/session/{answer['session_id']}")[1]["current_node"] == \
+    assert service.call("GET", f"/dm/v1/session/{answer['session_id']}")[1]["current_node"] == \
         "meal_check"
 
 
 # --- POST /dm/v1/session/json -------------------------------------------------------------
 
-def test_session_json_from_text_and_from_object(server):
-    registered = {s["name"]: s["ir_hash"] for s in server.call("GET", "/dm/v1/scenarios")[1]}
+def test_session_json_from_text_and_from_object(service):
+    registered = {s["name"]: s["ir_hash"] for s in service.call("GET", "/dm/v1/scenarios")[1]}
     text = (ROOT / "scenarios" / "clinic_booking.json").read_text(encoding="utf-8")
-    answers = [server.call("POST", "/dm/v1/session/json", body) for body in
+    answers = [service.call("POST", "/dm/v1/session/json", body) for body in
                ({"scenario_text": text}, {"scenario_text": text},
                 {"scenario_json": json.loads(text), "session_id": "from-object"})]
     for status, answer, _ in answers:
@@ -191,21 +185,21 @@ def test_session_json_from_text_and_from_object(server):
         assert answer["turn"]["node"] == "greeting"
     assert answers[0][1]["session_id"] != answers[1][1]["session_id"]
     assert answers[2][1]["session_id"] == "from-object"
-    assert say(server, "from-object", "예약 취소할게요")[1]["turn"]["next_node"] == \
+    assert say(service, "from-object", "예약 취소할게요")[1]["turn"]["next_node"] == \
         "booking_cancelled"
 
 
-def test_a_dynamic_scenario_of_its_own_runs_on_its_own_ir(server):
+def test_a_dynamic_scenario_of_its_own_runs_on_its_own_ir(service):
     grown = chain(12)
-    status, answer, _ = server.call("POST", "/dm/v1/session/json", {"scenario_json": grown})
+    status, answer, _ = service.call("POST", "/dm/v1/session/json", {"scenario_json": grown})
     assert status == 201, answer
-    registered = {s["name"]: s["ir_hash"] for s in server.call("GET", "/dm/v1/scenarios")[1]}
+    registered = {s["name"]: s["ir_hash"] for s in service.call("GET", "/dm/v1/scenarios")[1]}
     assert answer["ir_hash"] != registered["senimate"]
-    turn = say(server, answer["session_id"], "네")[1]["turn"]
+    turn = say(service, answer["session_id"], "네")[1]["turn"]
     assert (turn["next_node"], turn["response"]) == ("c0", "step 0")
 
 
-def test_session_json_with_errors_is_422_with_the_diagnostics_of_mgc_check(server, tmp_path):
+def test_session_json_with_errors_is_422_with_the_diagnostics_of_mgc_check(service, tmp_path):
     broken = broken_clinic()
     as_text = "\n\n" + json.dumps(broken, ensure_ascii=False, indent=4)  # not indent 2
     (tmp_path / "text.json").write_text(as_text, encoding="utf-8")
@@ -214,7 +208,7 @@ def test_session_json_with_errors_is_422_with_the_diagnostics_of_mgc_check(serve
     places = set()
     for body, file in (({"scenario_text": as_text}, "text.json"),
                        ({"scenario_json": broken}, "object.json")):
-        answer = server.call("POST", "/dm/v1/session/json", body)
+        answer = service.call("POST", "/dm/v1/session/json", body)
         assert answer[0] == 422 and error_code(answer) == "scenario_invalid"
         assert set(answer[1]["error"]) == {"code", "message", "diagnostics"}
         expected = mgc_check(tmp_path / file)
@@ -231,32 +225,32 @@ def test_session_json_with_errors_is_422_with_the_diagnostics_of_mgc_check(serve
     {"scenario_json": [1, 2]}, {"scenario_text": 5}, {"scenario_json": {}, "extra": 1},
     {"scenario_text": "{}", "session_id": "bad id"},
 ])
-def test_session_json_needs_exactly_one_valid_source(server, body):
+def test_session_json_needs_exactly_one_valid_source(service, body):
     for path in ("/dm/v1/session/json", "/dm/v1/session/validate"):
         if path.endswith("validate") and "session_id" in body:
             continue  # validate takes no session options: that is its own invalid_request
-        answer = server.call("POST", path, body)
+        answer = service.call("POST", path, body)
         assert answer[0] == 422 and error_code(answer) == "invalid_request", (path, answer)
 
 
-def test_a_scenario_over_2000_nodes_is_413_before_compiling(server):
+def test_a_scenario_over_2000_nodes_is_413_before_compiling(service):
     started = time.monotonic()
     for path in ("/dm/v1/session/json", "/dm/v1/session/validate"):
-        answer = server.call("POST", path, {"scenario_json": chain(2001)})
+        answer = service.call("POST", path, {"scenario_json": chain(2001)})
         assert answer[0] == 413 and error_code(answer) == "too_large"
     assert time.monotonic() - started < 3
-    status, answer, _ = server.call("POST", "/dm/v1/session/json", {"scenario_json": chain(2000)})
+    status, answer, _ = service.call("POST", "/dm/v1/session/json", {"scenario_json": chain(2000)})
     assert status == 201, answer  # the limit itself is allowed
 
 
-def test_scenario_endpoints_take_bodies_up_to_2_mib(server):
+def test_scenario_endpoints_take_bodies_up_to_2_mib(service):
     text = (ROOT / "scenarios" / "senimate.json").read_text(encoding="utf-8")
     padded = {"scenario_text": text + " " * (200 * 1024)}  # over the 64 KiB of other bodies
-    assert server.call("POST", "/dm/v1/session/json", padded)[0] == 201
-    assert server.call("POST", "/dm/v1/session/validate", padded)[0] == 200
+    assert service.call("POST", "/dm/v1/session/json", padded)[0] == 201
+    assert service.call("POST", "/dm/v1/session/validate", padded)[0] == 200
     over = {"scenario_text": text + " " * (2 * 1024 * 1024)}
     for path in ("/dm/v1/session/json", "/dm/v1/session/validate"):
-        answer = server.call("POST", path, over)
+        answer = service.call("POST", path, over)
         assert answer[0] == 413 and error_code(answer) == "too_large"
 
 
@@ -269,13 +263,13 @@ def test_no_dynamic_refuses_session_json_with_403(tuned):
 
 # --- POST /dm/v1/message ------------------------------------------------------------------
 
-def test_turns_are_those_of_mgi_run_json_to_completion(server, served_irs):
+def test_turns_are_those_of_mgi_run_json_to_completion(service, served_irs):
     expected = mgi_run_json(served_irs / "clinic_booking.ir", BOOKING)
-    answer = create(server, scenario="clinic_booking")
+    answer = create(service, scenario="clinic_booking")
     assert answer["turn"] == expected[0]
     session_id, version = answer["session_id"], answer["version"]
     for line, cli in zip(BOOKING, expected[1:]):
-        status, got, _ = say(server, session_id, line["user"],
+        status, got, _ = say(service, session_id, line["user"],
                              **({"nlu": line["nlu"]} if "nlu" in line else {}))
         assert status == 200, got
         assert set(got) == {"session_id", "version", "replayed", "turn"}
@@ -287,9 +281,9 @@ def test_turns_are_those_of_mgi_run_json_to_completion(server, served_irs):
             assert got["turn"].get(key) == cli.get(key), (line, key)
     assert got["turn"]["complete"] is True and got["turn"]["next_node"] is None
     assert got["turn"]["slots"]["contact_email"] == "hong@example.com"
-    late = say(server, session_id, "하나 더요")
+    late = say(service, session_id, "하나 더요")
     assert late[0] == 409 and error_code(late) == "session_complete"
-    view = server.call("GET", f"/dm/v1/session/{session_id}")[1]
+    view = service.call("GET", f"/dm/v1/session/{session_id}")[1]
     assert view["complete"] is True and view["complete_reason"] is not None
     assert view["version"] == version and view["slots"] == got["turn"]["slots"]
     kept = [(t["user"], t["response"], t["node"], t["reason"])
@@ -297,10 +291,10 @@ def test_turns_are_those_of_mgi_run_json_to_completion(server, served_irs):
     assert [tuple(h.values()) for h in view["history"]] == kept and len(kept) >= 6
 
 
-def test_message_errors(server):
-    session_id = create(server, scenario="clinic_booking")["session_id"]
-    assert error_code(say(server, "no-such-session", "안녕")) == "unknown_session"
-    assert say(server, "no-such-session", "안녕")[0] == 404
+def test_message_errors(service):
+    session_id = create(service, scenario="clinic_booking")["session_id"]
+    assert error_code(say(service, "no-such-session", "안녕")) == "unknown_session"
+    assert say(service, "no-such-session", "안녕")[0] == 404
     for body in ({"session_id": session_id, "text": "x", "nlu": {"intent": 3}},
                  {"session_id": session_id, "text": "x", "nlu": {"slots": [1]}},
                  {"session_id": session_id, "text": "x", "nlu": {"confidence": 2}},
@@ -312,65 +306,65 @@ def test_message_errors(server):
                  {"session_id": session_id, "text": "x", "message_id": ""},
                  {"session_id": session_id, "text": "x", "mood": "happy"},
                  {"session_id": "bad id", "text": "x"}, [session_id, "x"], "x", None):
-        answer = server.call("POST", "/dm/v1/message", json.dumps(body).encode())
+        answer = service.call("POST", "/dm/v1/message", json.dumps(body).encode())
         assert answer[0] == 422 and error_code(answer) == "invalid_request", (body, answer)
     for raw in (b"", b"   ", b"{", b'{"session_id": "a", "text": "x"', b"\xff\xfe",
                 b'{"session_id": "a", "text": "x"} trailing'):
-        answer = server.call("POST", "/dm/v1/message", raw)
+        answer = service.call("POST", "/dm/v1/message", raw)
         assert answer[0] == 422 and error_code(answer) == "invalid_request", (raw, answer)
-    view = server.call("GET", f"/dm/v1/session/{session_id}")[1]
+    view = service.call("GET", f"/dm/v1/session/{session_id}")[1]
     assert view["version"] == 1 and view["history"] == [{"user": None, "bot": view["history"][0]
                                                          ["bot"], "node": "greeting",
                                                          "reason": "opening"}]
 
 
-def test_message_bodies_and_texts_over_64_kib_are_413(server):
-    session_id = create(server, focus_node="general_conversation")["session_id"]
+def test_message_bodies_and_texts_over_64_kib_are_413(service):
+    session_id = create(service, focus_node="general_conversation")["session_id"]
     korean = "가" * 22000  # 22,000 characters, 66,000 bytes in UTF-8
     assert len(korean) < 64 * 1024 < len(korean.encode())
-    for answer in (say(server, session_id, korean), say(server, session_id, "a" * 70000),
-                   server.call("POST", "/dm/v1/message", b" " * (64 * 1024 + 1))):
+    for answer in (say(service, session_id, korean), say(service, session_id, "a" * 70000),
+                   service.call("POST", "/dm/v1/message", b" " * (64 * 1024 + 1))):
         assert answer[0] == 413 and error_code(answer) == "too_large"
-    status, got, _ = say(server, session_id, "이야기 " * 6000)  # 60,000 bytes: allowed
+    status, got, _ = say(service, session_id, "이야기 " * 6000)  # 60,000 bytes: allowed
     assert status == 200 and got["version"] == 2, got
 
 
-def test_a_repeated_message_id_is_replayed_without_running(server):
-    session_id = create(server, scenario="clinic_booking")["session_id"]
-    first = say(server, session_id, "네 예약하고 싶어요", message_id="m-1")
+def test_a_repeated_message_id_is_replayed_without_running(service):
+    session_id = create(service, scenario="clinic_booking")["session_id"]
+    first = say(service, session_id, "네 예약하고 싶어요", message_id="m-1")
     assert first[0] == 200 and first[1]["replayed"] is False and first[1]["version"] == 2
-    say(server, session_id, "홍길동이에요", message_id="m-2")
-    before = server.call("GET", f"/dm/v1/session/{session_id}")[1]
-    again = say(server, session_id, "네 예약하고 싶어요", message_id="m-1")
+    say(service, session_id, "홍길동이에요", message_id="m-2")
+    before = service.call("GET", f"/dm/v1/session/{session_id}")[1]
+    again = say(service, session_id, "네 예약하고 싶어요", message_id="m-1")
     assert again[0] == 200 and again[1]["replayed"] is True
     assert again[1]["version"] == 2 and again[1]["turn"] == first[1]["turn"]
-    assert server.call("GET", f"/dm/v1/session/{session_id}")[1] == before
-    reused = say(server, session_id, "다른 말", message_id="m-1")
+    assert service.call("GET", f"/dm/v1/session/{session_id}")[1] == before
+    reused = say(service, session_id, "다른 말", message_id="m-1")
     assert reused[0] == 409 and error_code(reused) == "message_id_reused"
-    assert server.call("GET", f"/dm/v1/session/{session_id}")[1] == before
+    assert service.call("GET", f"/dm/v1/session/{session_id}")[1] == before
 
 
-def test_a_session_remembers_its_last_32_message_ids(server):
-    session_id = create(server, focus_node="general_conversation")["session_id"]
+def test_a_session_remembers_its_last_32_message_ids(service):
+    session_id = create(service, focus_node="general_conversation")["session_id"]
     for number in range(1, 34):
-        got = say(server, session_id, f"이야기 {number}", message_id=f"id-{number}")[1]
+        got = say(service, session_id, f"이야기 {number}", message_id=f"id-{number}")[1]
         assert got["replayed"] is False and got["version"] == number + 1
-    second = say(server, session_id, "이야기 2", message_id="id-2")[1]
+    second = say(service, session_id, "이야기 2", message_id="id-2")[1]
     assert second["replayed"] is True and second["version"] == 3
-    first = say(server, session_id, "이야기 1", message_id="id-1")[1]
+    first = say(service, session_id, "이야기 1", message_id="id-1")[1]
     assert first["replayed"] is False and first["version"] == 35  # forgotten: a new turn
     assert first["turn"]["turn"] == 35
 
 
 # --- POST /dm/v1/session/validate ---------------------------------------------------------
 
-def test_validate_lines_refer_to_the_text_or_to_the_object_at_indent_2(server, tmp_path):
+def test_validate_lines_refer_to_the_text_or_to_the_object_at_indent_2(service, tmp_path):
     broken = broken_clinic()
     texts = {"scenario_text": json.dumps(broken, ensure_ascii=False, indent=3),
              "scenario_json": json.dumps(broken, ensure_ascii=False, indent=2)}
     for field, text in texts.items():
-        status, answer, _ = server.call("POST", "/dm/v1/session/validate",
-                                        {field: text if field == "scenario_text" else broken})
+        status, answer, _ = service.call("POST", "/dm/v1/session/validate",
+                                         {field: text if field == "scenario_text" else broken})
         assert status == 200 and set(answer) == {"diagnostics", "errors", "warnings"}
         assert (answer["errors"], answer["warnings"]) == (1, 0)
         found = answer["diagnostics"][0]
@@ -382,12 +376,12 @@ def test_validate_lines_refer_to_the_text_or_to_the_object_at_indent_2(server, t
         assert answer["diagnostics"] == mgc_check(tmp_path / "s.json")
 
 
-def test_validate_a_clean_scenario_and_text_that_is_not_json(server):
-    status, answer, _ = server.call("POST", "/dm/v1/session/validate",
-                                    {"scenario_json": scenario("senimate")})
+def test_validate_a_clean_scenario_and_text_that_is_not_json(service):
+    status, answer, _ = service.call("POST", "/dm/v1/session/validate",
+                                     {"scenario_json": scenario("senimate")})
     assert status == 200 and answer == {"diagnostics": [], "errors": 0, "warnings": 0}
-    status, answer, _ = server.call("POST", "/dm/v1/session/validate",
-                                    {"scenario_text": '{\n  "metadata": '})
+    status, answer, _ = service.call("POST", "/dm/v1/session/validate",
+                                     {"scenario_text": '{\n  "metadata": '})
     assert status == 200 and answer["errors"] >= 1 and answer["diagnostics"][0]["line"] >= 1
 
 
@@ -414,21 +408,21 @@ def test_get_session_has_every_field(tuned):
     assert abs((expires - updated).total_seconds() - TTL) <= 0.002
 
 
-def test_delete_session_then_it_is_gone(server):
-    session_id = create(server)["session_id"]
-    status, body, _ = server.call("DELETE", f"/dm/v1/session/{session_id}")
+def test_delete_session_then_it_is_gone(service):
+    session_id = create(service)["session_id"]
+    status, body, _ = service.call("DELETE", f"/dm/v1/session/{session_id}")
     assert status == 204 and body == ""
     for method in ("DELETE", "GET"):
-        answer = server.call(method, f"/dm/v1/session/{session_id}")
+        answer = service.call(method, f"/dm/v1/session/{session_id}")
         assert answer[0] == 404 and error_code(answer) == "unknown_session"
-    assert error_code(say(server, session_id, "안녕")) == "unknown_session"
-    assert error_code(server.call("GET", "/dm/v1/session/never-made")) == "unknown_session"
+    assert error_code(say(service, session_id, "안녕")) == "unknown_session"
+    assert error_code(service.call("GET", "/dm/v1/session/never-made")) == "unknown_session"
 
 
 # --- scenarios, health, metrics, OpenAPI ---------------------------------------------------
 
-def test_scenarios_lists_the_three_registered(server):
-    status, listed, _ = server.call("GET", "/dm/v1/scenarios")
+def test_scenarios_lists_the_three_registered(service):
+    status, listed, _ = service.call("GET", "/dm/v1/scenarios")
     assert status == 200 and [s["name"] for s in listed] == \
         ["clinic_booking", "senimate", "senimate_weather"]
     ends = {"clinic_booking": 5, "senimate": 1, "senimate_weather": 1}  # clinic: + 2 safety nodes
@@ -436,38 +430,27 @@ def test_scenarios_lists_the_three_registered(server):
         assert set(entry) == {"name", "ir_hash", "nodes", "end_nodes"}
         assert entry["nodes"] == len(scenario(entry["name"])["graph"]["nodes"])
         assert entry["end_nodes"] == ends[entry["name"]]
-        made = server.call("POST", "/dm/v1/session", {"scenario": entry["name"]})[1]
+        made = service.call("POST", "/dm/v1/session", {"scenario": entry["name"]})[1]
         assert made["ir_hash"] == entry["ir_hash"]
 
 
-def test_health_and_readiness(server):
+def test_health_and_readiness(service):
     for path in ("/healthz", "/readyz"):
-        status, body, _ = server.call("GET", path)
+        status, body, _ = service.call("GET", path)
         assert status == 200 and body == {"status": "ok", "store": "memory"}
 
 
-def metric(text: str, name: str, **labels: str) -> float:
-    """The value of one sample (0 when it is not there yet)."""
-    for line in text.splitlines():
-        sample, _, value = line.rpartition(" ")
-        found = re.fullmatch(r"(\w+)(?:\{(.*)\})?", sample)
-        if found and found.group(1) == name and \
-                dict(re.findall(r'(\w+)="([^"]*)"', found.group(2) or "")) == labels:
-            return float(value)
-    return 0.0
-
-
-def test_metrics_count_turns_sessions_and_latency(server):
+def test_metrics_count_turns_sessions_and_latency(service):
     def scrape() -> str:
-        status, text, headers = server.call("GET", "/metrics")
+        status, text, headers = service.call("GET", "/metrics")
         assert status == 200 and headers["content-type"].startswith("text/plain")
         return text
 
     before = scrape()
-    session_id = create(server, scenario="clinic_booking")["session_id"]
-    say(server, session_id, "네 예약하고 싶어요", message_id="once")
-    say(server, session_id, "네 예약하고 싶어요", message_id="once")  # a replay runs nothing
-    say(server, session_id, "예약 취소할게요",  # a client cannot claim an LLM fallback
+    session_id = create(service, scenario="clinic_booking")["session_id"]
+    say(service, session_id, "네 예약하고 싶어요", message_id="once")
+    say(service, session_id, "네 예약하고 싶어요", message_id="once")  # a replay runs nothing
+    say(service, session_id, "예약 취소할게요",  # a client cannot claim an LLM fallback
         nlu={"intent": "user_wants_to_cancel", "source": "rules (llm fallback: timeout)"})
     after = scrape()
     for family, kind in (("mago_turns_total", "counter"), ("mago_turn_seconds", "histogram"),
@@ -507,8 +490,8 @@ SUCCESS = {("post", "/dm/v1/session"): "201", ("post", "/dm/v1/session/json"): "
            ("delete", "/dm/v1/session/{session_id}"): "204"}
 
 
-def test_openapi_documents_every_endpoint_and_error_code(server):
-    status, doc, _ = server.call("GET", "/openapi.json")
+def test_openapi_documents_every_endpoint_and_error_code(service):
+    status, doc, _ = service.call("GET", "/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.1")
     schemas = doc["components"]["schemas"]
     operations = {(method, path) for path, item in doc["paths"].items() for method in item}
@@ -535,16 +518,16 @@ def test_openapi_documents_every_endpoint_and_error_code(server):
     assert "/healthz" in doc["paths"] and "security" not in doc["paths"]["/healthz"]["get"]
 
 
-def test_unknown_paths_and_wrong_methods(server):
+def test_unknown_paths_and_wrong_methods(service):
     for path in ("/", "/dm/v1", "/dm/v1/sessions", "/dm/v1/session/a/b", "/dm/v2/message"):
-        answer = server.call("GET", path)
+        answer = service.call("GET", path)
         assert answer[0] == 404 and error_code(answer) == "not_found", path
     for method, path, allowed in (("GET", "/dm/v1/session", "POST"),
                                   ("PUT", "/dm/v1/message", "POST"),
                                   ("POST", "/dm/v1/session/abc", "DELETE, GET"),
                                   ("DELETE", "/dm/v1/scenarios", "GET"),
                                   ("POST", "/healthz", "GET")):
-        answer = server.call(method, path, {})
+        answer = service.call(method, path, {})
         assert answer[0] == 405 and error_code(answer) == "method_not_allowed", (method, path)
         assert {m.strip() for m in answer[2]["allow"].split(",")} == \
             {m.strip() for m in allowed.split(",")}

@@ -14,21 +14,15 @@ import subprocess
 
 import pytest
 
-from service_server import ROOT, ServiceServer
+from support.service_server import ROOT, ServiceServer, metric
 
 KEY = "k3y-browsers"
 
 
-@pytest.fixture(scope="module")
-def server(served_irs):
-    with ServiceServer([served_irs]) as running:
-        yield running
-
-
-def raw(server: ServiceServer, method: str, path: str, body: bytes | None = None,
+def raw(service: ServiceServer, method: str, path: str, body: bytes | None = None,
         headers: dict | None = None) -> tuple[int, dict, dict]:
     """One request with exactly these headers (http.client adds Host unless given)."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection = http.client.HTTPConnection("127.0.0.1", service.port, timeout=30)
     try:
         connection.putrequest(method, path, skip_host="Host" in (headers or {}),
                               skip_accept_encoding=True)
@@ -49,31 +43,37 @@ def raw(server: ServiceServer, method: str, path: str, body: bytes | None = None
 CREATE = json.dumps({"scenario": "clinic_booking"}).encode()
 
 
-def test_a_cross_site_text_plain_post_is_415_and_creates_nothing(server):
-    status, body, _ = raw(server, "POST", "/dm/v1/session", CREATE,
+def created(service: ServiceServer) -> float:
+    """How many clinic_booking sessions the (shared) server has created so far."""
+    _, metrics, _ = service.call("GET", "/metrics")
+    return metric(metrics, "mago_sessions_created_total", scenario="clinic_booking")
+
+
+def test_a_cross_site_text_plain_post_is_415_and_creates_nothing(service):
+    before = created(service)
+    status, body, _ = raw(service, "POST", "/dm/v1/session", CREATE,
                           {"Content-Type": "text/plain", "Origin": "https://evil.example"})
     assert status == 415 and body["error"]["code"] == "unsupported_media_type", body
-    _, metrics, _ = server.call("GET", "/metrics")
-    assert 'mago_sessions_created_total{scenario="clinic_booking"}' not in metrics
+    assert created(service) == before
 
 
-def test_json_with_a_charset_is_json(server):
-    status, body, _ = raw(server, "POST", "/dm/v1/session", CREATE,
+def test_json_with_a_charset_is_json(service):
+    status, body, _ = raw(service, "POST", "/dm/v1/session", CREATE,
                           {"Content-Type": "application/json; charset=utf-8"})
     assert status == 201, body
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8080", "127.0.0.2"])
-def test_a_foreign_host_is_421_but_probes_answer(server, host):
-    status, body, _ = raw(server, "GET", "/dm/v1/scenarios", headers={"Host": host})
+def test_a_foreign_host_is_421_but_probes_answer(service, host):
+    status, body, _ = raw(service, "GET", "/dm/v1/scenarios", headers={"Host": host})
     assert status == 421 and body["error"]["code"] == "misdirected_request", body
     for probe in ("/healthz", "/readyz"):
-        assert raw(server, "GET", probe, headers={"Host": host})[0] == 200
+        assert raw(service, "GET", probe, headers={"Host": host})[0] == 200
 
 
 @pytest.mark.parametrize("host", ["localhost", "LOCALHOST:1234", "127.0.0.1"])
-def test_the_default_hosts_are_answered(server, host):
-    assert raw(server, "GET", "/dm/v1/scenarios", headers={"Host": host})[0] == 200
+def test_the_default_hosts_are_answered(service, host):
+    assert raw(service, "GET", "/dm/v1/scenarios", headers={"Host": host})[0] == 200
 
 
 def test_allowed_hosts_replace_the_default(served_irs):
@@ -84,21 +84,21 @@ def test_allowed_hosts_replace_the_default(served_irs):
             == 421
 
 
-def test_nosniff_on_every_answer_and_no_store_on_api_answers(server):
+def test_nosniff_on_every_answer_and_no_store_on_api_answers(service):
     for path in ("/dm/v1/scenarios", "/healthz", "/nowhere", "/openapi.json", "/metrics"):
-        _, _, headers = raw(server, "GET", path)
+        _, _, headers = raw(service, "GET", path)
         assert headers["x-content-type-options"] == "nosniff", path
         assert headers["cache-control"] == "no-store", path
-    _, _, headers = raw(server, "GET", "/playground")
+    _, _, headers = raw(service, "GET", "/playground")
     assert headers["x-content-type-options"] == "nosniff"
     assert headers.get("cache-control") != "no-store"
 
 
-def test_no_cors_header_without_cors_origin(server):
-    _, _, headers = raw(server, "GET", "/dm/v1/scenarios",
+def test_no_cors_header_without_cors_origin(service):
+    _, _, headers = raw(service, "GET", "/dm/v1/scenarios",
                         headers={"Origin": "https://app.example"})
     assert not any(name.startswith("access-control-") for name in headers), headers
-    assert raw(server, "OPTIONS", "/dm/v1/session",
+    assert raw(service, "OPTIONS", "/dm/v1/session",
                headers={"Origin": "https://app.example"})[0] == 405
 
 
@@ -117,10 +117,10 @@ def test_cors_origin_allows_that_origin_only(served_irs):
 
 @pytest.mark.parametrize("key", ["", "   "])
 def test_a_blank_api_key_is_refused_at_start(served_irs, key):
-    server = ServiceServer([served_irs], env={"MAGO_API_KEY": key})
+    service = ServiceServer([served_irs], env={"MAGO_API_KEY": key})
     import os
 
-    finished = subprocess.run(server.command(), capture_output=True, text=True, timeout=60,
+    finished = subprocess.run(service.command(), capture_output=True, text=True, timeout=60,
                               cwd=ROOT, env={**os.environ, "MAGO_API_KEY": key})
     assert finished.returncode == 2, finished
     lines = finished.stderr.strip().splitlines()

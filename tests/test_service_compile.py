@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from compiler.driver import check_source
-from pathological import costly, pattern_heavy
-from service_server import ServiceServer, wait_for
+from support.pathological import costly, pattern_heavy
+from support.service_server import ServiceServer, wait_for
 
 COSTLY = json.dumps(costly())
 

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from interpreter.state import HISTORY_LIMIT
-from redis_server import RedisServer, needs_redis
-from service_server import Client, ServiceServer
+from support.redis_server import RedisServer, needs_redis
+from support.service_server import Client, ServiceServer
 from test_service_sessions import FOCUS, create, descendants, send, serving, view
 
 SESSIONS = 8  # one sequential client each

@@ -1,7 +1,7 @@
 """`mgi serve` when things go wrong (SPEC 11): the error envelope, the API key, the log,
 SIGTERM, usage errors, hostile bodies, and a property over request bodies.
 
-Every answer comes from a real `mgi serve` child process over TCP (`tests/service_server.py`);
+Every answer comes from a real `mgi serve` child process over TCP (`tests/support/service_server.py`);
 the endpoint rows themselves are in `test_service_api.py`.
 """
 
@@ -21,17 +21,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from service_server import ROOT, Client, ServiceServer, wait_for
+from support.service_server import ROOT, Client, ServiceServer, wait_for
 
 TRACEBACK = ("Traceback", 'File "')
 KEY = "k3y-Zq81-never-logged"
 SENIMATE_TEXT = (ROOT / "scenarios" / "senimate.json").read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def server(served_irs):
-    with ServiceServer([served_irs]) as running:
-        yield running
 
 
 def assert_envelope(answer: tuple, status: int | None = None, code: str | None = None) -> str:
@@ -51,20 +45,20 @@ def assert_envelope(answer: tuple, status: int | None = None, code: str | None =
     return error["code"]
 
 
-def session(server: ServiceServer, **body) -> str:
-    status, made, _ = server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", **body})
+def session(service: ServiceServer, **body) -> str:
+    status, made, _ = service.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", **body})
     assert status == 201, made
     return made["session_id"]
 
 
 # --- the envelope -------------------------------------------------------------------------
 
-def test_every_error_code_of_the_table_is_the_envelope(server):
-    done = session(server)
-    server.call("POST", "/dm/v1/message", {"session_id": done, "text": "예약 취소할게요"})
-    server.call("POST", "/dm/v1/message", {"session_id": done, "text": "네"})
-    used = session(server)
-    server.call("POST", "/dm/v1/message", {"session_id": used, "text": "네", "message_id": "m"})
+def test_every_error_code_of_the_table_is_the_envelope(service):
+    done = session(service)
+    service.call("POST", "/dm/v1/message", {"session_id": done, "text": "예약 취소할게요"})
+    service.call("POST", "/dm/v1/message", {"session_id": done, "text": "네"})
+    used = session(service)
+    service.call("POST", "/dm/v1/message", {"session_id": used, "text": "네", "message_id": "m"})
     broken = json.loads(SENIMATE_TEXT)
     broken["graph"]["entry"] = "nowhere"
     cases = [
@@ -93,15 +87,15 @@ def test_every_error_code_of_the_table_is_the_envelope(server):
         ("PATCH", "/dm/v1/session/x", None, 405, "method_not_allowed"),
     ]
     for method, path, body, status, code in cases:
-        assert_envelope(server.call(method, path, body), status, code)
-    diagnostics = server.call("POST", "/dm/v1/session/json", {"scenario_json": broken})[1]
+        assert_envelope(service.call(method, path, body), status, code)
+    diagnostics = service.call("POST", "/dm/v1/session/json", {"scenario_json": broken})[1]
     assert diagnostics["error"]["diagnostics"][0]["code"].startswith("E")
 
 
 @pytest.mark.parametrize("path", ["/dm/v1/session", "/dm/v1/message", "/dm/v1/session/validate",
                                   "/dm/v1/session/json"])
-def test_bodies_nested_too_deeply_are_422_not_500(server, path):
-    sid = session(server)
+def test_bodies_nested_too_deeply_are_422_not_500(service, path):
+    sid = session(service)
     for depth in range(955, 1000, 3):
         nested = b"[" * depth + b"]" * depth
         value = b'{"a": ' + nested + b"}"
@@ -110,7 +104,7 @@ def test_bodies_nested_too_deeply_are_422_not_500(server, path):
                                     % sid.encode() + value + b"}}",
                   "/dm/v1/session/validate": b'{"scenario_json": ' + value + b"}",
                   "/dm/v1/session/json": b'{"scenario_json": {"graph": ' + nested + b"}}"}
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection = http.client.HTTPConnection("127.0.0.1", service.port, timeout=30)
         connection.request("POST", path, body=bodies[path],
                                headers={"Content-Type": "application/json"})
         answer = connection.getresponse()
@@ -120,7 +114,7 @@ def test_bodies_nested_too_deeply_are_422_not_500(server, path):
         if answer.status != 200:
             assert_envelope((answer.status, json.loads(raw),
                              {"content-type": answer.getheader("content-type")}))
-        sid = sid if answer.status != 409 else session(server)
+        sid = sid if answer.status != 409 else session(service)
 
 
 # --- the API key --------------------------------------------------------------------------
@@ -162,18 +156,18 @@ def test_an_api_key_guards_every_endpoint_but_health(served_irs):
 SECRET_TEXT = "제 비밀번호는 구름-4521이에요"
 
 
-def request_lines(server: ServiceServer, session_id: str) -> list[dict]:
-    return [line for line in server.log_lines() if line.get("session_id") == session_id]
+def request_lines(service: ServiceServer, session_id: str) -> list[dict]:
+    return [line for line in service.log_lines() if line.get("session_id") == session_id]
 
 
-def test_one_log_line_per_request_without_the_users_text(server):
-    sid = session(server)
-    server.call("POST", "/dm/v1/message", {"session_id": sid, "text": SECRET_TEXT})
-    server.call("POST", "/dm/v1/message", {"session_id": sid, "text": "네", "nlu": {
+def test_one_log_line_per_request_without_the_users_text(service):
+    sid = session(service)
+    service.call("POST", "/dm/v1/message", {"session_id": sid, "text": SECRET_TEXT})
+    service.call("POST", "/dm/v1/message", {"session_id": sid, "text": "네", "nlu": {
         "dialogue_act": "affirm", "source": "rules (llm fallback: forged)"}})  # not the client's
-    server.call("GET", f"/dm/v1/session/{sid}")
-    server.call("DELETE", f"/dm/v1/session/{sid}")
-    lines = wait_for(lambda: len(request_lines(server, sid)) >= 5 and request_lines(server, sid))
+    service.call("GET", f"/dm/v1/session/{sid}")
+    service.call("DELETE", f"/dm/v1/session/{sid}")
+    lines = wait_for(lambda: len(request_lines(service, sid)) >= 5 and request_lines(service, sid))
     assert [(line["method"], line["path"], line["status"]) for line in lines] == [
         ("POST", "/dm/v1/session", 201), ("POST", "/dm/v1/message", 200),
         ("POST", "/dm/v1/message", 200), ("GET", f"/dm/v1/session/{sid}", 200),
@@ -185,7 +179,7 @@ def test_one_log_line_per_request_without_the_users_text(server):
         assert {"node", "reason", "nlu_source"} <= set(line) and "text" not in line
         assert line["nlu_source"] == source
     assert lines[1]["node"] == "greeting" and lines[1]["reason"]
-    assert SECRET_TEXT not in server.log() and "구름-4521" not in server.log()
+    assert SECRET_TEXT not in service.log() and "구름-4521" not in service.log()
 
 
 def test_the_users_text_is_logged_at_debug_level(served_irs):
@@ -359,11 +353,11 @@ def bodies(draw, path: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def client(server):
+def client(service):
     for sid, focus in (("prop-a", None), ("prop-b", "confirm_booking"), ("prop-c", "greeting")):
-        server.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", "session_id": sid,
-                                               "focus_node": focus})  # focused: never complete
-    holder = [Client(server.port)]
+        service.call("POST", "/dm/v1/session", {"scenario": "clinic_booking", "session_id": sid,
+                                                "focus_node": focus})  # focused: never complete
+    holder = [Client(service.port)]
     yield holder
     holder[0].close()
 
@@ -381,9 +375,9 @@ def post(client: list, port: int, path: str, body: bytes) -> tuple:
 @pytest.mark.parametrize("path", sorted(FIELDS))
 @settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
-def test_any_body_gets_a_status_of_the_table_and_never_a_traceback(server, client, path, data):
+def test_any_body_gets_a_status_of_the_table_and_never_a_traceback(service, client, path, data):
     body = data.draw(bodies(path))
-    status, answer, headers = post(client, server.port, path, body)
+    status, answer, headers = post(client, service.port, path, body)
     assert status in STATUSES[path], (body[:300], status, answer)
     assert headers["content-type"] == "application/json"
     assert not any(mark in json.dumps(answer, ensure_ascii=False) for mark in TRACEBACK)

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from service_server import Client, ServiceServer
+from support.service_server import Client, ServiceServer
 
 FAST = ["--keep-alive-seconds", "1", "--header-seconds", "2", "--body-seconds", "2"]
 

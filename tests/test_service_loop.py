@@ -15,8 +15,8 @@ import threading
 import time
 
 from conftest import run_mgc
-from pathological import many_patterns
-from service_server import ServiceServer
+from support.pathological import many_patterns
+from support.service_server import ServiceServer
 
 
 def test_a_first_message_on_a_scenario_with_many_patterns_holds_nobody(served_irs, tmp_path):

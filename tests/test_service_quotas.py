@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 
-from redis_server import RedisServer, needs_redis
-from service_server import ROOT, ServiceServer
+from support.redis_server import RedisServer, needs_redis
+from support.service_server import ROOT, ServiceServer
 
 SENIMATE = json.loads((ROOT / "scenarios" / "senimate.json").read_text(encoding="utf-8"))
 

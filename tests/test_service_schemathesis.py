@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from service_server import ServiceServer
+from support.service_server import ServiceServer
 
 KEY = "k3y-schemathesis"
 # Whether a scenario compiles, a profile fits its scenario, or a report's `since` is a real

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from llm_server import DEFAULT_NLU, Reply
-from redis_server import needs_redis
-from service_server import ROOT, Client, ServiceServer
+from support.redis_server import needs_redis
+from support.service_server import ROOT, Client, ServiceServer
 
 FOCUS = {"scenario": "senimate", "focus_node": "general_conversation"}  # never moves or ends
 CLIENTS, EACH = 64, 3

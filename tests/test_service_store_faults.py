@@ -21,8 +21,8 @@ import pytest
 
 from interpreter.stores.records import open_store
 from interpreter.stores.sqlite_store import WAL_LIMIT
-from redis_server import RedisServer, needs_redis
-from service_server import ServiceServer, wait_for
+from support.redis_server import RedisServer, needs_redis
+from support.service_server import ServiceServer, wait_for
 
 
 def conversation(server: ServiceServer) -> str:
@@ -156,6 +156,7 @@ def test_an_immutable_shared_memory_file_is_one_line_not_a_bus_error(served_irs,
         connection.close()
 
 
+@pytest.mark.slow
 def test_big_records_do_not_grow_the_wal_past_its_limit(tmp_path):
     """1 MiB records, 120 of them without a pause: the WAL was checkpointed every 500 writes
     only and never cut back, so it grew to the sum of the records (here 120 MiB)."""
@@ -188,6 +189,7 @@ def record_size(db: Path, session_id: str) -> int:
     return row[0] if row else 0
 
 
+@pytest.mark.slow
 def test_a_wal_filled_by_64_kib_messages_is_checkpointed_and_cut_back(served_irs, tmp_path):
     """The finding: a SQLite WAL filled by 64 KiB messages grew to 1.1 GB and never shrank
     (checkpoints came every 500 writes only, and a WAL started over kept its size). Here a

@@ -1,7 +1,7 @@
 """The service's session stores (`interpreter.stores.records`): memory:, sqlite: and redis://.
 
 Each behaviour of the `RecordStore` protocol is checked on every store (Redis against a real
-`redis-server`, see `tests/redis_server.py`; skipped without one); a hypothesis property
+`redis-server`, see `tests/support/redis_server.py`; skipped without one); a hypothesis property
 plays random puts and deletes against a model; several processes increment one session at
 once with no lost update; a killed writer (SQLite) and a killed server (Redis) lose no
 acknowledged put; failures are one-line `StoreError`s without the password.
@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, examples
-from redis_server import RedisServer, free_port, needs_redis
+from support.redis_server import RedisServer, free_port, needs_redis
 from interpreter.stores import sqlite_store
 from interpreter.stores.records import (IRGone, Stored, StoreError, StoreURLError, VersionConflict,
                                         open_store)

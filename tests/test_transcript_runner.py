@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from compiler.driver import check_file
 from interpreter.transcripts.run import (Expectation, TranscriptError, exit_status, load_transcript,
                                      parse_transcript, render_human, render_json, resolve_ir,
                                      run_files, run_transcript, same_value)
@@ -21,13 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def ir_dir(tmp_path_factory) -> Path:
-    """The reference scenario compiled once for this module (never through `mgc` on disk)."""
-    out = tmp_path_factory.mktemp("ir")
-    result = check_file(str(ROOT / "scenarios" / "senimate.json"))
-    assert not result.errors
-    (out / "senimate.ir").write_bytes(result.ir_bytes())
-    return out
+def ir_dir(served_irs) -> Path:
+    """The shipped scenarios, compiled once per test process (`served_irs`); read only."""
+    return served_irs
 
 
 def write(tmp_path: Path, text: str, name: str = "t.transcript") -> str:

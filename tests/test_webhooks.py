@@ -29,7 +29,7 @@ from interpreter.loader import load_program_bytes
 from interpreter.skills.webhook import (OFF_ERROR, WebhookConfigError, WebhookStandIn,
                                         private_address, typed_result, webhook_skills)
 from interpreter.stores.sessions import MemorySessionStore
-from webhook_receiver import HUGE_BYTES, Receiver
+from support.webhook_receiver import HUGE_BYTES, Receiver
 
 
 def scenario(url: str, timeout_seconds: float = 5, retries: int = 2, headers=None) -> dict:
@@ -325,7 +325,7 @@ def test_a_declared_python_skill_not_installed_warns_once_at_start_and_fails(tmp
 
 
 def test_mgi_serve_warns_at_start_for_a_declared_python_skill(tmp_path):
-    from service_server import ServiceServer
+    from support.service_server import ServiceServer
 
     with ServiceServer([python_skill_ir(tmp_path)]) as server:
         log = server.log()
@@ -415,7 +415,7 @@ def test_a_rebinding_name_is_connected_to_only_at_the_address_that_was_checked(r
 def test_the_pharmacy_demo_submits_its_refill_through_its_own_receiver(tmp_path):
     """`make demo-pharmacy`: the receiver the demo starts on a loopback port files the
     delivery path's refill once, and the bot says it is in (SPEC 15's must-show)."""
-    from service_server import compile_irs
+    from support.service_server import compile_irs
 
     ir_file = compile_irs(tmp_path, ("pharmacy_refill",)) / "pharmacy_refill.ir"
     done = subprocess.run(

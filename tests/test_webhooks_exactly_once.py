@@ -24,10 +24,10 @@ import pytest
 
 from interpreter.service.sessions import decode_record, encode_record
 from interpreter.stores.records import open_store
-from service_server import Client, ServiceServer, wait_for
+from support.service_server import Client, ServiceServer, wait_for
 from test_webhooks import compiled, scenario
 from test_webhooks_service import every_turn_calls
-from webhook_receiver import Receiver
+from support.webhook_receiver import Receiver
 
 INFORM = {"dialogue_act": "inform"}
 

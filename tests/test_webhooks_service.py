@@ -23,9 +23,9 @@ import pytest
 
 from conftest import ROOT
 from interpreter.service.webhooks import TurnExecutor
-from service_server import Client, ServiceServer, wait_for
+from support.service_server import Client, ServiceServer, wait_for
 from test_webhooks import compiled, scenario
-from webhook_receiver import Receiver
+from support.webhook_receiver import Receiver
 
 SESSIONS = 64
 PROBES = 20  # `/healthz` calls while the 64 turns are held

@@ -1,63 +1,55 @@
-"""The ASGI application: the endpoints of SPEC 11 over `sessions`, `design` and the store.
+"""The ASGI application: the state, the guards and the routing of the endpoints of SPEC 11.
 
 In: a `ServeConfig` (from `mgi serve`, through the environment to every worker). Out: an
-ASGI callable for uvicorn: HTTP requests, and the lifespan (open the store and publish the
-registered IRs at start-up, sweep expired sessions, close the store at shutdown).
+ASGI callable for uvicorn: HTTP requests routed by the table of `endpoints` to the methods
+of `handlers`, and the lifespan of `lifecycle` (open the store and publish the registered
+IRs at start-up, sweep expired sessions, close the store at shutdown).
 After: every answer is JSON with the status of the table, every failure the envelope of
 `http.error_body` (a handler's `ApiError`, 503 `store_unavailable` when the store does not
 answer, 500 `internal_error` for a bug, its traceback only in the log); one log line per
 request; the refusals of `guards` come first (SPEC 17.5: Host, key, media type), and the
 quotas of `quotas` before a session is created; with `MAGO_API_KEY` set every endpoint but
 `/healthz`, `/readyz` and the playground's static files wants `Authorization: Bearer KEY`
-(compared in constant time, never logged). The playground (SPEC 12) is a page like any client: it holds no data and no key (a
-browser cannot send a header when it opens a URL), and asks for the key to call the API.
+(compared in constant time, never logged). The playground (SPEC 12) is a page like any
+client: it holds no data and no key (a browser cannot send a header when it opens a URL), and
+asks for the key to call the API.
 """
 
 from __future__ import annotations
 
 import asyncio
 import faulthandler
-import gc
 import os
-import re
-import threading
 import time
 import traceback
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import msgspec
 
 from .. import MagoError, __version__
-from ..graph import RENDERERS
 from ..ir import SAFETY_REASON
-from ..loader import Runtime
-from ..stores.records import RecordStore, StoreError, open_store
-from ..understanding.morph import load_for as load_analysers
+from ..stores.records import RecordStore, StoreError
 from . import api
 from .alerts import Alerts
 from .connections import GuardedProtocol, Limits
-from .design import Designer, source_text
+from .design import Designer
+from .endpoints import ENDPOINTS, PUBLIC
 from .guards import PREFLIGHT_HEADERS, Guards, allowed_hosts
-from .http import (JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body,
-                   read_body)
+from .handlers import Handlers
+from .http import JSON_HEADERS, ApiError, Request, Route, Router, encode, error_body, read_body
+from .lifecycle import Lifecycle
 from .logs import RequestLog, stamp
-from .metrics import CONTENT_TYPE, Metrics
+from .metrics import Metrics
 from .openapi import document
-from .playground import Asset, load_assets
+from .playground import load_assets
 from .quotas import ClientAddress, CreationRate, SessionCap, trusted_proxies
-from .registry import MissingIR, Registry, load_scenarios
+from .registry import Registry, load_scenarios
 from .sessions import Plugins, Sessions
-from .report import report_answer
-from .webhooks import guard_for, refuse_posted, warm_up, with_refusals
+from .webhooks import guard_for
 
 CONFIG_ENV = "MAGO_SERVE_CONFIG"
 API_KEY_ENV = "MAGO_API_KEY"
-READY_EVERY = 1.0  # /readyz asks the store at most this often
-PUBLIC = frozenset(("/healthz", "/readyz"))  # answered without the API key (and the page)
-TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
-IR_HASH = re.compile(r"[0-9a-f]{64}")
-ALERT_DRAIN_SECONDS = 1.0  # at shutdown, how long alerts in flight may still be sent
 # The answer to a request still running when the grace period ends (uvicorn cancels it, and
 # would answer a plain-text 500): the envelope, and the connection closed after it. A turn
 # may have been saved just before, so the client is told to resend it with its message_id.
@@ -65,8 +57,6 @@ STOPPED_BODY = error_body("busy", "the server stopped before this request finish
                                   "it (with the same message_id, a turn is not applied twice)")
 STOPPED_HEADERS = [(b"content-type", b"application/json"), (b"connection", b"close"),
                    (b"retry-after", b"1")]
-INLINE_LABEL = "(inline)"  # the metric label of every scenario posted to /session/json
-EXIT_SECONDS = 1.5  # after the grace period (8 s), the rest of the shutdown: SIGTERM ends in 10 s
 CLIENT_GONE = 499  # the log's status of a request whose client left before its answer
 
 
@@ -142,7 +132,10 @@ def make_plugins(config: ServeConfig, log: RequestLog,
     return Plugins(make, blocking=client is not None)
 
 
-class ServiceApp:
+class ServiceApp(Handlers, Lifecycle):
+    """The ASGI application: the state (made here), the guards (Host, key, media type) and the
+    routing (here), the endpoints (`handlers`), start-up and shutdown (`lifecycle`)."""
+
     def __init__(self, config: ServeConfig):
         self.config = config
         self.log = RequestLog(config.log_level)
@@ -172,22 +165,13 @@ class ServiceApp:
         self.router = self._routes()
 
     def _routes(self) -> Router:
-        router, small, large = Router(), api.BODY_LIMIT, api.SCENARIO_BODY_LIMIT
-        for method, path, handler, limit in (
-                ("POST", "/dm/v1/session", self.create_session, small),
-                ("POST", "/dm/v1/session/json", self.create_from_scenario, large),
-                ("POST", "/dm/v1/message", self.message, small),
-                ("POST", "/dm/v1/session/validate", self.validate, large),
-                ("GET", "/dm/v1/session/{session_id}", self.get_session, 0),
-                ("DELETE", "/dm/v1/session/{session_id}", self.delete_session, 0),
-                ("GET", "/dm/v1/scenarios", self.list_scenarios, 0),
-                ("GET", "/dm/v1/scenarios/{name}/graph", self.scenario_graph, 0),
-                ("GET", "/healthz", self.healthz, 0),  # PUBLIC
-                ("GET", "/readyz", self.readyz, 0),
-                ("GET", "/metrics", self.metrics_text, 0),
-                ("GET", "/openapi.json", self.openapi, 0),
-                ("GET", "/dm/v1/report", partial(report_answer, self), 0)):  # SPEC 16
-            router.add(method, path, Route(handler, limit))
+        """The router of `endpoints.ENDPOINTS` (the table the OpenAPI document is made of),
+        and the playground's files."""
+        router = Router()
+        for endpoint in ENDPOINTS:
+            if endpoint.handler is not None:
+                router.add(endpoint.method.upper(), endpoint.path,
+                           Route(getattr(self, endpoint.handler), endpoint.body_limit))
         for path, asset in self.assets.items():  # in `self.public`
             router.add("GET", path, Route(partial(self.playground_file, asset), 0))
         return router
@@ -242,91 +226,6 @@ class ServiceApp:
         self.log.request(request.method, request.path, status, time.perf_counter() - started,
                          request.note)
 
-    async def lifespan(self, receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    await self.start()
-                except (StoreError, ValueError) as error:
-                    await send({"type": "lifespan.startup.failed", "message": str(error)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.stop()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-
-    async def start(self) -> None:
-        self.store = open_store(self.config.store, self.config.ttl, self.config.store_timeout)
-        self.registry = Registry(self.scenarios, self.store, self.config.inline_cache,
-                                 self.config.ttl)
-        self.cap = SessionCap(self.config.max_sessions, self.store.count)
-        await self.registry.publish()
-        self.sessions = Sessions(self.store, self.registry, self.plugins, self.on_turn,
-                                 recorder=self._recorder())
-        await asyncio.to_thread(warm_up, self.scenarios.values(), self.sessions.executor,
-                                self.plugins.blocking)
-        await asyncio.to_thread(load_analysers, [s.runtime.program for s in self.scenarios.values()])
-        # What starting made (modules, IRs, analysers) lives as long as the process: frozen out
-        # of the collector's reach, a full collection during a burst of turns scans only what
-        # the turns made. Measured during 64 webhook turns at once: 40-165 ms pauses (every
-        # thread, /healthz too) before, 2-3 ms after (docs/guides/webhooks.md).
-        gc.collect()
-        gc.freeze()
-        self._sweeper = asyncio.create_task(self.sweep_forever())
-
-    def _recorder(self) -> Any:
-        """The analytics recorder (None with --events-days 0); a Redis store is told the
-        retention and the cap of its day streams."""
-        if self.config.events_days <= 0:
-            return None
-        from ..analytics.recorder import Recorder
-
-        if hasattr(self.store, "events_cap"):
-            self.store.events_days, self.store.events_cap = (self.config.events_days,
-                                                             self.config.events_cap)
-        return Recorder(self.config.keep_unmatched)
-
-    async def stop(self) -> None:
-        """SPEC 17.4: after the grace period, whatever still runs (a compile, an alert, a
-        thread on the network) gets `EXIT_SECONDS` before the process exits 0 anyway."""
-        exit_anyway = threading.Timer(EXIT_SECONDS, self._exit_now)
-        exit_anyway.daemon = True
-        exit_anyway.start()
-        self.designer.close()  # a compile in flight is killed, never waited for
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-        if self.sessions is not None:
-            self.sessions.executor.close()
-        if self.alerts is not None:
-            await self.alerts.drain(ALERT_DRAIN_SECONDS)
-        if self.store is not None:
-            await self.store.close()
-        self.log.flush()
-
-    def _exit_now(self) -> None:
-        self.log.event("warning", "shutdown took too long; exiting without waiting further")
-        self.log.flush()
-        os._exit(0)
-
-    async def sweep_forever(self) -> None:
-        pause = min(60.0, max(1.0, self.config.ttl / 2))
-        while True:
-            await asyncio.sleep(pause)
-            try:
-                await self.store.sweep(time.time())
-                await self.store.expire_irs(time.time())  # IRs no live session uses
-                if self.config.events_days > 0:
-                    await self.store.expire_events(time.time() - self.config.events_days * 86400)
-            except StoreError as error:
-                self.metrics.store_errors.inc()
-                self.log.event("warning", "cannot sweep expired sessions", error=str(error))
-
-    def label(self, scenario: str) -> str:
-        """SPEC 11.1: metric labels name registered scenarios only (bounded)."""
-        return scenario if scenario in self.scenarios else INLINE_LABEL
-
     def on_turn(self, scenario: str, session_id: str, result: Any, seconds: float) -> None:
         scenario = self.label(scenario)
         self.metrics.turn(scenario, result.reason, seconds, result.nlu_source)
@@ -353,168 +252,6 @@ class ServiceApp:
                            session_id=event["session_id"], category=event["category"],
                            error=event["error"])
 
-    # --- endpoints ------------------------------------------------------------------------
-
-    async def admit(self, request: Request, scope: dict) -> None:
-        """SPEC 11.1 quotas of a session creation: per client a minute, then the store."""
-        wait = self.rate.retry_after(self.clients.of(scope, request.headers))
-        if wait:
-            raise ApiError(429, "rate_limited", f"this client created {self.config.rate} "
-                                                f"sessions this minute; retry in {wait} s",
-                           headers=[(b"retry-after", str(wait).encode())])
-        if not await self.cap.room():
-            raise ApiError(503, "store_full", f"the store holds {self.config.max_sessions} "
-                                              "live sessions (--max-sessions); retry later")
-
-    async def create_session(self, request: Request) -> tuple:
-        body = decode(request, api.CreateSession)
-        await self.admit(request, request.scope)
-        scenario = self.scenarios.get(body.scenario)
-        if scenario is None:
-            raise self.unknown_scenario(body.scenario)
-        return await self._create(request, scenario.runtime, scenario.name, body)
-
-    async def create_from_scenario(self, request: Request) -> tuple:
-        if not self.config.dynamic:
-            raise ApiError(403, "dynamic_disabled", "this server runs only its registered "
-                                                    "scenarios (--no-dynamic)")
-        body = decode(request, api.CreateFromScenario)
-        await self.admit(request, request.scope)  # before the compile: that is the cost
-        await asyncio.to_thread(refuse_posted, body, self.config.allow_api_webhooks)
-        compiled = await self.designer.compile(body)
-        if compiled.runtime is None:
-            raise ApiError(422, "scenario_invalid", f"the scenario has {compiled.errors} "
-                                                    "error(s); see diagnostics",
-                           compiled.diagnostics)
-        await self.registry.add(compiled.runtime, compiled.blob)
-        return await self._create(request, compiled.runtime, compiled.runtime.program.name,
-                                  body, inline=compiled.blob)
-
-    async def _create(self, request: Request, runtime: Any, name: str, body: Any,
-                      inline: bytes | None = None) -> tuple:
-        await self.registry.touch(runtime.ir_hash)  # kept in the store while sessions use it
-        answer = await self.sessions.create(runtime, name, body, inline)
-        self.cap.created()
-        self.metrics.sessions.labels(INLINE_LABEL if inline is not None
-                                     else self.label(name)).inc()
-        request.note.update(session_id=answer["session_id"], scenario=name)
-        return 201, encode(answer), JSON_HEADERS
-
-    async def message(self, request: Request) -> tuple:
-        body = decode(request, api.Message)
-        request.note.update(session_id=body.session_id, message_id=body.message_id,
-                            text=body.text)
-        return 200, await self.sessions.message(body, request.note), JSON_HEADERS
-
-    async def validate(self, request: Request) -> tuple:
-        body = decode(request, api.ValidateScenario)
-        compiled = await self.designer.compile(body)
-        diagnostics, errors = await asyncio.to_thread(  # SPEC 17.6: a refused webhook is E113
-            with_refusals, compiled, source_text(body), body, self.config.allow_api_webhooks)
-        return 200, encode({"diagnostics": diagnostics, "errors": errors,
-                            "warnings": compiled.warnings}), JSON_HEADERS
-
-    async def get_session(self, request: Request) -> tuple:
-        session_id = request.params["session_id"]
-        request.note["session_id"] = session_id
-        record, stored = await self.sessions.view(session_id)
-        state = record.state
-        history = [{"user": e.user, "bot": e.bot, "node": e.node, "reason": e.reason}
-                   for e in state.entries()]
-        return 200, encode({
-            "session_id": session_id, "scenario": record.scenario, "ir_hash": state.ir_hash,
-            "current_node": state.current_node, "complete": state.complete,
-            "complete_reason": state.complete_reason, "slots": state.slots,
-            "history": history, "version": stored.version,
-            "updated_at": stamp(stored.updated_at), "expires_at": stamp(stored.expires_at)}), \
-            JSON_HEADERS
-
-    async def delete_session(self, request: Request) -> tuple:
-        session_id = request.params["session_id"]
-        request.note["session_id"] = session_id
-        await self.sessions.delete(session_id)
-        return 204, b"", []
-
-    async def list_scenarios(self, request: Request) -> tuple:
-        return 200, encode([{"name": s.name, "ir_hash": s.runtime.ir_hash,
-                             "nodes": len(s.runtime.nodes), "end_nodes": s.end_nodes}
-                            for s in sorted(self.scenarios.values(), key=lambda s: s.name)]), \
-            JSON_HEADERS
-
-    async def scenario_graph(self, request: Request) -> tuple:
-        """SPEC 12: the `mgc graph` text of a registered scenario (`ir_hash`: of an IR of
-        that name this server runs, e.g. one compiled by `/session/json`)."""
-        name = request.params["name"]
-        query = request.query_params(("format", "ir_hash"))
-        form = query.get("format", "mermaid")
-        if form not in RENDERERS:
-            raise ApiError(422, "invalid_request", f"format is one of {', '.join(RENDERERS)}, "
-                                                   f"not {form!r}")
-        runtime = await self._named_runtime(name, query.get("ir_hash"))
-        return 200, graph_text(runtime, form), TEXT_HEADERS
-
-    async def _named_runtime(self, name: str, ir_hash: str | None) -> Runtime:
-        if ir_hash is None:
-            scenario = self.scenarios.get(name)
-            if scenario is None:
-                raise self.unknown_scenario(name)
-            return scenario.runtime
-        if not IR_HASH.fullmatch(ir_hash):
-            raise ApiError(422, "invalid_request", "ir_hash is 64 lowercase hex digits (the "
-                                                   "`ir_hash` of a session)")
-        try:
-            runtime = await self.registry.runtime(ir_hash)
-        except MissingIR:
-            runtime = None
-        if runtime is None or runtime.program.name != name:
-            raise ApiError(404, "unknown_scenario", f"this server has no IR {ir_hash[:12]} "
-                                                    f"of scenario {name!r}")
-        return runtime
-
-    def unknown_scenario(self, name: str) -> ApiError:
-        known = ", ".join(sorted(self.scenarios)) or "none"
-        return ApiError(404, "unknown_scenario", f"no scenario {name!r}; this server has: "
-                                                 f"{known}")
-
-    async def playground_file(self, asset: Asset, request: Request) -> tuple:
-        """A static file of the page; 304 when the browser's copy is current."""
-        if request.header(b"if-none-match") == asset.etag:
-            return 304, b"", asset.headers
-        return 200, asset.body, asset.headers
-
-    async def healthz(self, request: Request) -> tuple:
-        return 200, encode({"status": "ok", "store": self._store_name()}), JSON_HEADERS
-
-    async def readyz(self, request: Request) -> tuple:
-        """200 when the store takes a write now (SPEC 11.1), tried at most once a second."""
-        now = time.monotonic()
-        if now - self._ready[0] >= READY_EVERY:
-            self._ready = (now, await self._store_writable())
-        ready = self._ready[1]
-        return 200 if ready else 503, encode({"status": "ok" if ready else "unavailable",
-                                              "store": self._store_name()}), JSON_HEADERS
-
-    async def _store_writable(self) -> bool:
-        try:
-            if self.store is None:
-                raise StoreError("the store is not open yet")
-            await asyncio.wait_for(self.store.writable(), self.config.store_timeout)
-        except (TimeoutError, StoreError) as error:
-            self.log.event("warning", "the session store cannot take a write",
-                           error=str(error) or "no answer in time")
-            return False
-        return True
-
-    async def metrics_text(self, request: Request) -> tuple:
-        return 200, self.metrics.render(), [(b"content-type", CONTENT_TYPE)]
-
-    async def openapi(self, request: Request) -> tuple:
-        return 200, self._openapi, JSON_HEADERS
-
-    def _store_name(self) -> str:
-        return self.store.name if self.store is not None else self.config.store.split(":")[0]
-
-
 async def unless_gone(work: Any, receive: Any) -> Any:
     """`await work`, cancelled as soon as the client disconnects (`ClientGone`): a compile
     nobody waits for any more is killed and its place in the queue freed (SPEC 11.1)."""
@@ -536,23 +273,3 @@ async def disconnected(receive: Any) -> None:
     """Return when the server tells the application that the client has gone."""
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-@lru_cache(maxsize=64)
-def graph_text(runtime: Runtime, form: str) -> bytes:
-    """The graph of a program in one of `RENDERERS`, drawn once per IR and format."""
-    return RENDERERS[form](runtime.program).encode()
-
-
-def decode(request: Request, kind: type) -> Any:
-    """The body as `kind`, or 422 `invalid_request` with what is wrong in one line."""
-    if not request.body.strip():
-        raise ApiError(422, "invalid_request", "the request needs a JSON object body")
-    try:
-        return api.decode(request.body, kind)
-    except msgspec.ValidationError as error:
-        raise ApiError(422, "invalid_request", f"invalid request: {error}") from None
-    except msgspec.DecodeError as error:
-        raise ApiError(422, "invalid_request", f"the body is not valid JSON: {error}") from None
-    except RecursionError:  # msgspec's own depth limit: not a DecodeError
-        raise ApiError(422, "invalid_request", "the body is nested too deeply") from None

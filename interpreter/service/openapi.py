@@ -1,116 +1,25 @@
 """The OpenAPI 3.1 document of the service, derived from the types of `api`.
 
-In: the endpoint table below (method, path, request type, query parameters, answers by
-status with their error codes, the success media type). Out: the document `GET /openapi.json`
-serves. The schemas are msgspec's JSON Schema of the very Structs that validate the requests,
+In: the endpoint table of `endpoints` (method, path, request type, query parameters, answers
+by status with their error codes, the success media type), which the router reads too. Out:
+the document `GET /openapi.json` serves. The schemas are msgspec's JSON Schema of the very Structs that validate the requests,
 so the document cannot drift from them.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
 from . import api
+from .endpoints import ENDPOINTS, Endpoint
 
 TAG = "mago"
-
-
-class Endpoint(NamedTuple):
-    method: str
-    path: str
-    summary: str
-    body: type | None
-    answers: dict[int, tuple[type | None, str]]  # status -> (schema, what and which codes)
-    public: bool = False
-    query: tuple[dict, ...] = ()  # OpenAPI parameter objects `in: query`
-    media: str = "application/json"  # of the success answers (errors are always JSON)
-
-
 _PATH_PARAMETERS = {
     "session_id": {"type": "string", "pattern": api.SESSION_ID_PATTERN},
     "name": {"type": "string", "description": "a registered scenario's metadata.name"},
 }
-_GRAPH_QUERY = (
-    {"name": "format", "in": "query", "required": False,
-     "schema": {"enum": ["mermaid", "dot"], "default": "mermaid"},
-     "description": "the text of `mgc graph --format`"},
-    {"name": "ir_hash", "in": "query", "required": False,
-     "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-     "description": "a session's ir_hash: the graph of the IR it runs on (an older "
-                    "deployment, or a scenario compiled by /session/json), not the one "
-                    "registered now"},
-)
-_PAGE_QUERY = ({"name": "scenario", "in": "query", "required": False,
-                "schema": {"type": "string"},
-                "description": "open on this registered scenario with a new session"},)
-
-_REPORT_QUERY = (
-    {"name": "scenario", "in": "query", "required": True, "schema": {"type": "string"},
-     "description": "a scenario's metadata.name, or (inline) for scenarios sent in requests"},
-    {"name": "since", "in": "query", "required": False, "schema": {"type": "string"},
-     "description": "only events from this date or time (ISO 8601, UTC unless it says)"},
-    {"name": "now", "in": "query", "required": False, "schema": {"type": "string"},
-     "description": "the time the report is made at (default: now): a session quiet for 30 "
-                    "minutes before it and not complete is abandoned"},
-)
-
-
-def _errors(*pairs: tuple[int, str]) -> dict[int, tuple[type | None, str]]:
-    return {status: (api.ErrorEnvelope, f"error codes: {codes}") for status, codes in pairs}
-
-
-_CREATE_ERRORS = ((404, "unknown_scenario"), (409, "session_exists"),
-                  (422, "invalid_request, invalid_profile, unknown_node"), (413, "too_large"))
-ENDPOINTS = (
-    Endpoint("post", "/dm/v1/session", "Create a session of a registered scenario",
-             api.CreateSession, {201: (api.SessionCreated, "the session and its opening turn"),
-                                 **_errors(*_CREATE_ERRORS)}),
-    Endpoint("post", "/dm/v1/session/json", "Compile a scenario sent here and create a session",
-             api.CreateFromScenario,
-             {201: (api.SessionCreated, "the session and its opening turn"),
-              **_errors((403, "dynamic_disabled"), (409, "session_exists"), (413, "too_large"),
-                        (422, "scenario_invalid (with diagnostics), invalid_request, "
-                              "invalid_profile, unknown_node, webhook_not_allowed"))}),
-    Endpoint("post", "/dm/v1/message", "One user turn", api.Message,
-             {200: (api.MessageAnswer, "the turn (replayed: an answer given before); with "
-                                       "`trace: true` its trace (SPEC 12)"),
-              **_errors((404, "unknown_session"), (409, "session_complete, message_id_reused"),
-                        (413, "too_large"), (422, "invalid_request"))}),
-    Endpoint("post", "/dm/v1/session/validate", "The diagnostics of a scenario",
-             api.ValidateScenario, {200: (api.Validation, "as `mgc check --format json`"),
-                                    **_errors((413, "too_large"), (422, "invalid_request"))}),
-    Endpoint("get", "/dm/v1/session/{session_id}", "A session's state", None,
-             {200: (api.SessionView, "the stored session"), **_errors((404, "unknown_session"))}),
-    Endpoint("delete", "/dm/v1/session/{session_id}", "Forget a session", None,
-             {204: (None, "deleted"), **_errors((404, "unknown_session"))}),
-    Endpoint("get", "/dm/v1/scenarios", "The registered scenarios", None,
-             {200: (list[api.ScenarioInfo], "by name")}),
-    Endpoint("get", "/dm/v1/scenarios/{name}/graph", "A scenario's graph (`mgc graph`)", None,
-             {200: (str, "Mermaid or DOT text"), **_errors(
-                 (404, "unknown_scenario"), (422, "invalid_request (format, ir_hash)"))},
-             query=_GRAPH_QUERY, media="text/plain"),
-    Endpoint("get", "/playground", "The designers' playground (a static page; its files "
-                                   "need no key, its API calls do)", None,
-             {200: (str, "HTML")}, public=True, query=_PAGE_QUERY, media="text/html"),
-    Endpoint("get", "/healthz", "Alive", None, {200: (api.Health, "the process answers")},
-             public=True),
-    Endpoint("get", "/readyz", "Ready", None,
-             {200: (api.Health, "the store answers"), 503: (api.Health, "it does not")},
-             public=True),
-    Endpoint("get", "/metrics", "Prometheus metrics", None, {200: (None, "text exposition")}),
-    Endpoint("get", "/dm/v1/report", "What happened: the analytics of a scenario (SPEC 16)",
-             None, {200: (dict[str, Any], "as `mgi report --format json`: sessions, completion, "
-                                          "per node and per transition, safety, confidence, "
-                                          "per scenario version"),
-                    **_errors((403, "report_not_public (no MAGO_API_KEY and no "
-                                    "--public-report)"),
-                              (404, "events_off"), (422, "invalid_request, too_costly"))},
-             query=_REPORT_QUERY),
-    Endpoint("get", "/openapi.json", "This document", None, {200: (None, "OpenAPI 3.1")}),
-)
-
 
 ONE_SOURCE = [{"required": ["scenario_json"], "properties": {"scenario_json": {"type": "object"}}},
               {"required": ["scenario_text"], "properties": {"scenario_text": {"type": "string"}}}]
@@ -142,7 +51,7 @@ def document(version: str, keyed: bool = True) -> dict[str, Any]:
     schemas, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}")
     refs = {t: s for t, s in zip(types, schemas)}
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     for endpoint in ENDPOINTS:
         paths.setdefault(endpoint.path, {})[endpoint.method] = _operation(
             _with_limits(endpoint), refs, keyed)
@@ -183,7 +92,7 @@ def _with_limits(endpoint: Endpoint) -> Endpoint:
     return endpoint._replace(answers=answers)
 
 
-def _operation(endpoint: Endpoint, refs: dict, keyed: bool) -> dict[str, Any]:
+def _operation(endpoint: Endpoint, refs: dict[Any, dict[str, Any]], keyed: bool) -> dict[str, Any]:
     operation: dict[str, Any] = {"summary": endpoint.summary, "tags": [TAG], "responses": {}}
     operation_id = _OPERATION_IDS.get((endpoint.method, endpoint.path))
     if operation_id is not None:

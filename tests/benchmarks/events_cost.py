@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import service_bench as bench  # noqa: E402  (puts the repository and tests/ on the path)
-from service_server import ServiceServer, compile_irs  # noqa: E402
+from support.service_server import ServiceServer, compile_irs  # noqa: E402
 
 CONNECTIONS = 16
 

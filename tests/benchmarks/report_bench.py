@@ -170,7 +170,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         redis_server = None
         if "redis" in sources:
-            from redis_server import RedisServer, redis_binary
+            from support.redis_server import RedisServer, redis_binary
 
             if redis_binary() is None:
                 print("redis-server is not installed: the redis rows are left out")

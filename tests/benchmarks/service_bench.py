@@ -17,7 +17,7 @@ at each connection count (all of them are up at once, idle when not loaded):
 - litestar (info): the same bare handler in Litestar (msgspec Struct body,
   `openapi_config=None`): the measured reason the service is raw ASGI;
 - memory, sqlite, redis: `mgi serve` with `--store memory:`, `sqlite:PATH` (WAL,
-  synchronous=NORMAL) and `redis://` (a redis-server of tests/redis_server.py: append-only
+  synchronous=NORMAL) and `redis://` (a redis-server of tests/support/redis_server.py: append-only
   file, `appendfsync always`), at the default log level (info: one JSON line per request
   into the stderr file); sqlite also with `--log-level warning` at 16 connections, to show
   what the request log costs;
@@ -68,7 +68,7 @@ for _path in (ROOT, ROOT / "tests", HERE):
 
 import peers  # noqa: E402
 from interpreter.service.api import CreateSession, Message  # noqa: E402
-from service_server import ServiceServer, compile_irs, free_port  # noqa: E402
+from support.service_server import ServiceServer, compile_irs, free_port  # noqa: E402
 
 SCENARIO = "senimate"
 CONNECTIONS = (1, 16, 64)
@@ -300,7 +300,7 @@ def serve_peer(kind: str, port: int, answer: str | None, db: str | None) -> None
 
 class PeerServer(ServiceServer):
     """A peer server in a child process (this file with `--serve KIND`), started, checked
-    and stopped like `mgi serve` (tests/service_server.py: a free port, /healthz, SIGTERM)."""
+    and stopped like `mgi serve` (tests/support/service_server.py: a free port, /healthz, SIGTERM)."""
 
     def __init__(self, kind: str, options: list[str]):
         super().__init__([], port=free_port())
@@ -458,7 +458,7 @@ def stored_row_bytes(path: Path, session_id: str) -> int:
 
 
 def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
-    from redis_server import RedisServer, redis_binary
+    from support.redis_server import RedisServer, redis_binary
 
     seconds, warmup, count = cfg["service_seconds"], cfg["service_warmup"], max(CONNECTIONS)
     servers: dict = {}

@@ -1,6 +1,6 @@
 """The webhook client choice (SPEC 15): urllib3 against httpx and the standard library.
 
-Against loopback receivers (tests/webhook_receiver.py), side by side:
+Against loopback receivers (tests/support/webhook_receiver.py), side by side:
 - one after another and with 16 threads, N POSTs to `/ok`: `urllib3` pooled (the
   `PoolManager` the webhook skill shares), `httpx` pooled (an `httpx.Client` set up as the
   skill's was before), a kept-alive `http.client` (as the LLM adapter does; one connection
@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from webhook_receiver import Receiver  # noqa: E402
+from support.webhook_receiver import Receiver  # noqa: E402
 
 BODY = json.dumps({"action_id": "s:1:n", "arguments": {"order_id": "A-7"}}).encode()
 HEADERS = {"Content-Type": "application/json", "Idempotency-Key": "k"}
@@ -39,7 +39,7 @@ AT_ONCE, BATCHES = 64, 4
 RECEIVER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from webhook_receiver import Receiver
+from support.webhook_receiver import Receiver
 with Receiver() as receiver:
     print(receiver.server.server_address[1], flush=True)
     sys.stdin.read()

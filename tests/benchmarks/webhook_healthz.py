@@ -1,7 +1,7 @@
 """`/healthz` while 64 sessions call a slow receiver through `mgi serve` (SPEC 15, 17.1).
 
 One `mgi serve` (memory store, one worker) serving a scenario whose turn calls a loopback
-webhook receiver (tests/webhook_receiver.py `/slow`: 200 ms, in a process of its own so its
+webhook receiver (tests/support/webhook_receiver.py `/slow`: 200 ms, in a process of its own so its
 threads do not share this one's interpreter lock); 64 sessions, each with its own kept-alive
 connection, send one turn at the same moment: a first batch (the server has run one turn
 before it), then ROUNDS more. Meanwhile a probe process GETs `/healthz` every 10 ms. Printed
@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from service_server import Client, ServiceServer  # noqa: E402
+from support.service_server import Client, ServiceServer  # noqa: E402
 from test_webhooks import compiled  # noqa: E402
 from test_webhooks_service import every_turn_calls  # noqa: E402
 
@@ -58,7 +58,7 @@ CALL_SECONDS = 0.2
 RECEIVER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from webhook_receiver import Receiver
+from support.webhook_receiver import Receiver
 with Receiver() as receiver:
     print(receiver.server.server_address[1], flush=True)
     sys.stdin.read()

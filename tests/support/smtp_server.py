@@ -17,14 +17,14 @@ from __future__ import annotations
 import email
 import email.policy
 import socket
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
-from collections.abc import Iterator
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from redis_server import free_port
+from support.redis_server import free_port
 
 
 class Envelope(NamedTuple):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("senimate", "clinic_booking", "senimate_weather")
 
 
@@ -53,6 +54,17 @@ def compile_irs(folder: Path, names: tuple[str, ...] = SHIPPED) -> Path:
                               cwd=ROOT, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     return folder
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of a `/metrics` text (0 when it is not there yet)."""
+    for line in text.splitlines():
+        sample, _, value = line.rpartition(" ")
+        found = re.fullmatch(r"(\w+)(?:\{(.*)\})?", sample)
+        if found and found.group(1) == name and \
+                dict(re.findall(r'(\w+)="([^"]*)"', found.group(2) or "")) == labels:
+            return float(value)
+    return 0.0
 
 
 class ServiceServer:
