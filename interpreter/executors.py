@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import ir
-from .placeholders import fill_argument
+from .skills.arguments import skill_arguments
 from .skills.registry import SkillContext, SkillRegistry, run_skill
 from .state import ACTIONS_KEPT, ActionRecord
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime
+    from .routing import Decision
     from .state import DialogueState
 
 
@@ -85,10 +86,11 @@ def action_node(action: str) -> str:
 
 
 def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
-                   state: DialogueState) -> DialogueState:
+                   state: DialogueState, decision: Decision | None = None) -> DialogueState:
     """The state with the node's skill result for this visit (I/O: runs the skill), the run
     recorded as a completed action. A run whose action id is recorded is not run again: its
-    recorded result is used. The skill's arguments have their placeholders filled."""
+    recorded result is used. The skill gets its arguments filled (`skill_arguments`: an
+    argument written as lines reads the facts of `decision`, None at an opening)."""
     node = table.node
     action = action_id(state.session_id, state.session_turns, node.id)
     done = next((a for a in state.actions if a.action_id == action), None)
@@ -97,7 +99,7 @@ def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
     skill = registry.get(node.skill) if node.skill else None
     context = SkillContext(state.session_id, node.id, runtime.program.language,
                            dict(state.slots), action_id=action)
-    args = fill_argument(node.skill_args, state.slots, state.profile)
+    args = skill_arguments(runtime, table, state, decision)
     result = run_skill(skill, args, context, node.timeout_ms)
     actions = [*kept_actions(state), ActionRecord(action, result.status, result.data)]
     return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data,
