@@ -30,7 +30,7 @@ def skill_arguments(runtime: Runtime, table: NodeTable, state: DialogueState,
         return args
     facts = _facts(runtime, table, state, decision) if any(
         test is not None for _, lines in table.skill_lines.values() for test, _ in lines) \
-        else None
+        else []  # no line reads a fact
     for argument, (joiner, lines) in table.skill_lines.items():
         parts = [fill_placeholders(text, state.slots, {}, None, state.profile)
                  for test, text in lines if test is None or test(facts)]
