@@ -204,3 +204,14 @@ def test_mgc_inspect_and_mgc_schema_show_the_shape(tmp_path):
                                        text=True, timeout=120).stdout)
     args = schema["$defs"]["Params"]["properties"]["skill_args"]
     assert {"$ref": "#/$defs/LinesDef"} in args["additionalProperties"]["anyOf"]
+
+
+def test_an_argument_none_of_whose_lines_holds_is_left_out():
+    address = {"lines": [{"text": "{slots.address}", "when": 'slots.method == "delivery"'}]}
+    args = {"body": "b", "method": "{slots.method}", "address": address}
+    doc = scenario(args=args)
+    doc["skills"]["record"]["arguments"]["address"] = {"type": "string"}
+    assert sent(doc, name="A", method="pickup") == {"body": "b", "method": "pickup"}
+    assert sent(doc, name="A", method="delivery", address="3 Oak Rd")["address"] == "3 Oak Rd"
+    # a line that holds but whose placeholder has no value sends empty text
+    assert sent(doc, name="A", method="delivery")["address"] == ""

@@ -6,8 +6,10 @@ lookup (raw values, never labels; a placeholder without a value is empty text). 
 written as conditional lines is rendered as a reply's lines are: the lines whose `when` holds
 on the facts of the skill's node after the move (`routing.speaker_facts`, what the node's
 reply lines read), each filled like a reply sentence (a sentence whose placeholder has no
-value is left out), joined by the lines' `join`. No line holds: empty text. The facts are
-built only when a line has a `when`, so a node without one pays nothing.
+value is left out), joined by the lines' `join`. When no line holds, the argument is left
+out, as a response none of whose lines holds counts as not written (SPEC 17.21): the skill
+gets what it gets for an argument not given. The facts are built only when a line has a
+`when`, so a node without one pays nothing.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def skill_arguments(runtime: Runtime, table: NodeTable, state: DialogueState,
         test is not None for _, lines in table.skill_lines.values() for test, _ in lines) \
         else []  # no line reads a fact
     for argument, (joiner, lines) in table.skill_lines.items():
-        parts = [fill_placeholders(text, state.slots, {}, None, state.profile)
-                 for test, text in lines if test is None or test(facts)]
-        args[argument] = joiner.join(part for part in parts if part)
+        held = [text for test, text in lines if test is None or test(facts)]
+        if held:
+            parts = [fill_placeholders(text, state.slots, {}, None, state.profile)
+                     for text in held]
+            args[argument] = joiner.join(part for part in parts if part)
     return args
 
 
