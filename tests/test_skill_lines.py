@@ -215,3 +215,49 @@ def test_an_argument_none_of_whose_lines_holds_is_left_out():
     assert sent(doc, name="A", method="delivery", address="3 Oak Rd")["address"] == "3 Oak Rd"
     # a line that holds but whose placeholder has no value sends empty text
     assert sent(doc, name="A", method="delivery")["address"] == ""
+
+
+class FailingFirst(Record):
+    """The pharmacy's submission: refused the first time (so the retry branch is taken)."""
+
+    name = "submit_refill"
+
+    def run(self, args, context):
+        self.calls.append(args)
+        return SkillResult("failed" if len(self.calls) == 1 and self.fail else "ok",
+                           {"reference": "RF-1"})
+
+
+def pharmacy_calls(says: list[str], fail: bool = False) -> list[dict]:
+    """The submit_refill arguments of the pharmacy scenario talked through with the rules
+    NLU (the user lines of its transcripts), its webhook stood in for by a recorder."""
+    from conftest import ROOT
+    from interpreter.understanding.rules import RulesNLU
+
+    result = check_source("p.json", (ROOT / "scenarios" / "pharmacy_refill.json").read_text())
+    assert not result.errors
+    runtime = Runtime(decode_ir(result.ir_bytes())[1], "pharmacy_refill")
+    skill = FailingFirst()
+    skill.fail = fail
+    engine = Engine(runtime, RulesNLU(runtime.program), skills=SkillRegistry([skill]))
+    engine.start("s")
+    for text in says:
+        engine.turn("s", text)
+    return skill.calls
+
+
+PHARMACY = ["It's March 4th, 1962", "rx 765 4321", "the northgate one"]
+
+
+def test_the_pharmacy_leaves_the_address_out_of_a_pickup_and_notes_each_branch():
+    [pickup] = pharmacy_calls([*PHARMACY, "I will pick it up", "yes"])
+    assert "address" not in pickup
+    assert pickup["note"] == ("Refill RX7654321 for the patient born 1962-03-04.\n"
+                              "Hold for pickup (branch: northgate).")
+    [delivery] = pharmacy_calls([*PHARMACY, "deliver it please", "12 Elm Street", "yes"])
+    assert delivery["address"] == "12 Elm Street"
+    assert delivery["note"].splitlines()[1] == "Deliver to 12 Elm Street."
+    first, again = pharmacy_calls([*PHARMACY, "I will pick it up", "yes", "try again"],
+                                  fail=True)
+    assert "Sent again" not in first["note"]
+    assert again["note"].splitlines()[-1] == "Sent again (retry 1): an earlier try failed."
