@@ -2566,8 +2566,8 @@ _BAD_PLACEHOLDERS = ["{slot.%s}", "{slots.%s.value}", "{%s}", "{skill.status}", 
 def _fam_E112(draw, doc):
     """A text in braces that is no placeholder (an unknown root, a field of a slot, a bare
     name, an empty one, a lone brace), added to a node's default response (to its first
-    variant) or to a slot's question; what the text said before is kept, so no slot falls
-    out of use."""
+    variant), to a slot's question, or to a line of a new weather node's location written
+    as lines (SPEC 17.21); what the text said before is kept, so no slot falls out of use."""
     slots = doc.get("slots", {})
     name = draw(st.sampled_from(sorted(slots))) if slots else draw(slot_names)
     bad = " " + (draw(st.sampled_from(_BAD_PLACEHOLDERS)).replace("%s", name)) + "."
@@ -2580,6 +2580,15 @@ def _fam_E112(draw, doc):
         slot["question"] = (slot.get("question") or "Tell me.") + bad
         return doc, ("slots", name, "question")
     nodes = _nodes(doc)
+    free = [i for i, n in enumerate(nodes) if "skill" not in n.get("params", {})]
+    if free and draw(st.booleans()):  # SPEC 17.21: in a skill argument's line
+        i = draw(st.sampled_from(free))
+        location = {"lines": [{"text": "부산"}, {"text": "Near" + bad,
+                                                "when": 'nlu.dialogue_act == "inform"'}]}
+        nodes[i].setdefault("params", {}).update(skill="weather",
+                                                 skill_args={"location": location})
+        return doc, ("graph", "nodes", i, "params", "skill_args", "location", "lines", 1,
+                     "text")
     i = draw(st.integers(0, len(nodes) - 1))
     responses = plain_responses(nodes[i].setdefault("responses", {}))
     default = responses.get("default")
