@@ -5,7 +5,8 @@ In: a node's responses and skill arguments. Out: for each response written as
 `{"lines": [...], "join": ...}`, its lines as (variants, checked condition or None) with the
 join (`check_lines`); for each skill argument so written, its lines as ([text], checked
 condition or None) with the join (`check_argument_lines`: E010-E012 for a malformed lines
-object, E107 for a line with variants: an argument is sent once). The conditions are lowered
+object, E107 for a line with variants, an argument being sent once, and for a `when` that
+reads `skill.status`, the arguments being sent before the skill runs). The conditions are lowered
 and type-checked like a transition's (E2xx at `.../lines/i/when`), their slots and intents
 count as used; a line whose text is an empty list of variants is E111. The texts'
 placeholders are checked with every other text (`texts`).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from interpreter.ir import RESPONSE_KINDS
 
+from .condition_ast import leaves
 from .diagnostics import Diagnostics, join
 from .schema import LinesDef, convert_struct
 from .texts import is_lines
@@ -65,5 +67,10 @@ def _checked(made, path: str, model, env, diags: Diagnostics, one_text: bool) ->
                          join(where, "text"), hint="write at least one sentence")
         probe = CheckedTransition(where, "line", None, None)
         attach_condition(probe, line.when, join(where, "when"), model, env, diags)
+        if one_text and probe.condition is not None and any(
+                leaf.field.startswith("skill.") for leaf in leaves(probe.condition)):
+            diags.report("E107", "a line of a skill argument reads skill.status, but the "
+                         "arguments are sent before the skill has run", join(where, "when"),
+                         hint="route on skill.status after the skill, in the node's routes")
         lines.append((texts, probe.condition))
     return lines

@@ -136,6 +136,8 @@ def test_each_line_is_checked_where_it_is_written():
     assert diagnostics(scenario(variants)) == [("E107", f"{at}/0/text")]
     unknown = {"lines": [{"txt": "a"}]}
     assert ("E010", f"{at}/0/txt") in diagnostics(scenario(unknown))
+    status = {"lines": [{"text": "a", "when": 'skill.status == "ok"'}]}
+    assert diagnostics(scenario(status)) == [("E107", f"{at}/0/when")]
     join = {"lines": [{"text": "a"}], "join": ","}
     assert [code for code, _ in diagnostics(scenario(join))] == ["E012"]
 
