@@ -95,7 +95,7 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
             node = msgspec.structs.replace(node, on_enter=slot_sets(checked.on_enter, names))
         if checked.lines:
             node = msgspec.structs.replace(node, lines=compiled_lines(checked.lines, names))
-        if checked.skill_lines:  # SPEC 17.21: sent in the argument's place (`ir_lines`)
+        if checked.skill_lines:  # SPEC 17.21: sent in the argument's place
             node = msgspec.structs.replace(node, skill_lines=compiled_lines(
                 checked.skill_lines, names), skill_args={
                     arg: value for arg, value in node.skill_args.items()

@@ -65,8 +65,8 @@ from .fields import (  # noqa: F401
     SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
     TEMPORAL_KINDS, TEXT_KINDS, TODAY, VALUE_TYPES, FieldType, Intent, Line, Lines,
     SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry, _name, _shown,
-    check_condition, field_name, field_types, fits_int64, late_field_index, operator_applies)
-from .ir_lines import lines_problem
+    check_condition, field_name, field_types, fits_int64, late_field_index, lines_problem,
+    operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"
@@ -169,7 +169,7 @@ class Node(_Record, frozen=True):
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
     on_enter: list[SlotSet] = []  # applied on entering, after clear_slots (SPEC 17.20)
     lines: dict[str, Lines] = {}  # kind -> a response made of conditional lines (SPEC 14.4)
-    skill_lines: dict[str, Lines] = {}  # skill argument -> its text as lines (`ir_lines`)
+    skill_lines: dict[str, Lines] = {}  # skill argument -> its text as lines (SPEC 17.21)
 
 
 class _Header(_Record, frozen=True):
