@@ -94,10 +94,12 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         if checked.on_enter:
             node = msgspec.structs.replace(node, on_enter=slot_sets(checked.on_enter, names))
         if checked.lines:
-            node = msgspec.structs.replace(node, lines={
-                kind: ir.Lines([ir.Line(texts, compile_condition(when, names))
-                                for texts, when in lines], joined)
-                for kind, (joined, lines) in checked.lines.items()})
+            node = msgspec.structs.replace(node, lines=compiled_lines(checked.lines, names))
+        if checked.skill_lines:  # SPEC 17.21: sent in the argument's place
+            node = msgspec.structs.replace(node, skill_lines=compiled_lines(
+                checked.skill_lines, names), skill_args={
+                    arg: value for arg, value in node.skill_args.items()
+                    if arg not in checked.skill_lines})
         nodes.append(node)
     globals_ = [ir.GlobalTransition(t.name, *transition_row(t), slot_sets(t.sets, names))
                 for t in model.global_transitions]
@@ -120,6 +122,13 @@ def build_program(model: Model, analysis: Analysis) -> ir.Program:
         skills=declarations(scenario),
         date_order=scenario.metadata.date_order or "", timezone=scenario.metadata.timezone,
     )
+
+
+def compiled_lines(checked: dict, names: _Interner) -> dict[str, ir.Lines]:
+    """Checked conditional lines (key -> (join, [(texts, condition), ...])) as IR records."""
+    return {key: ir.Lines([ir.Line(texts, compile_condition(when, names))
+                           for texts, when in lines], joined)
+            for key, (joined, lines) in checked.items()}
 
 
 def slot_sets(sets: list, names: _Interner) -> list[ir.SlotSet]:

@@ -86,6 +86,10 @@ def _node_data(program: ir.Program, node: ir.Node) -> dict:
         "on_enter": _sets_data(program, node.on_enter),
         "lines": {kind: {"join": made.join, "lines": [list(line.texts) for line in made.lines]}
                   for kind, made in node.lines.items()},
+        # SPEC 17.21: a skill argument written as lines, each with whether it has a `when`
+        "skill_lines": {arg: {"join": made.join, "lines": [
+            {"text": line.texts[0], "conditional": line.when is not None} for line in made.lines]}
+            for arg, made in node.skill_lines.items()},
     }
 
 
@@ -172,6 +176,11 @@ def inspect_text(data: dict) -> str:
             for i, texts in enumerate(made["lines"]):
                 out.append(f"    says {kind} line {i + 1}: "
                            f"{printable(' / '.join(' '.join(t.split()) for t in texts))}")
+        for arg, made in node["skill_lines"].items():
+            for i, line in enumerate(made["lines"]):
+                when = " (conditional)" if line["conditional"] else ""
+                out.append(f"    sends {arg} line {i + 1}{when}: "
+                           f"{printable(' '.join(line['text'].split()))}")
         if node["on_enter"]:
             out.append(f"    on_enter set {_sets_text(node['on_enter'])}")
         for rule in node["transitions"]:

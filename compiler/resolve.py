@@ -30,7 +30,7 @@ from .skilldecls import check_skills
 from .slotdefs import check_slots
 from .schema import ABSENT, STAY_SENTINEL, NodeDef, Scenario
 from .groups import check_groups, group_routes
-from .lines import check_lines
+from .lines import check_argument_lines, check_lines
 from .sets import check_sets
 from .texts import check_node_texts, check_questions
 from .typecheck import UNKNOWN, ConditionEnv, SlotType, check_condition
@@ -61,6 +61,7 @@ class CheckedNode:
     transitions: list[CheckedTransition] = field(default_factory=list)
     on_enter: list = field(default_factory=list)  # (slot, kind, value) of `on_enter.set`
     lines: dict = field(default_factory=dict)  # kind -> conditional lines (`lines`)
+    skill_lines: dict = field(default_factory=dict)  # skill argument -> its lines (`lines`)
 
 
 @dataclass
@@ -241,6 +242,7 @@ def check_node(checked: CheckedNode, model: Model, env: ConditionEnv, ids: Names
     if node.params is not None:  # None: not an object, reported by the schema pass
         check_params(node, path, diags)
         check_cleared(node, path, model, slots, diags)
+        checked.skill_lines = check_argument_lines(node, path, model, env, diags)
     if node.responses is not None:
         check_variants(node, path, diags)
         checked.lines = check_lines(node, path, model, env, diags)

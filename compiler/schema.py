@@ -142,6 +142,9 @@ class LinesDef(_Schema, kw_only=True):
 
 
 Response = str | Variants | LinesDef | None
+# SPEC 14.4, 17.21: an argument's value, or its text as lines (checked by `lines`).
+SkillArgs = Annotated[dict[str, Any], Meta(extra_json_schema={"additionalProperties": {
+    "anyOf": [{"$ref": "#/$defs/LinesDef"}, {}]}})]
 
 
 class Responses(_Schema, kw_only=True):
@@ -158,7 +161,7 @@ class Params(_Schema, kw_only=True):
     max_fallback_retries: Int = 2
     turn_limit_enabled: bool = True
     skill: str | None = None
-    skill_args: dict[str, Any] = {}
+    skill_args: SkillArgs = {}
     fallback: str | None = None
     timeout_ms: Int | None = None
     skip_if_filled: bool = True  # SPEC 8.3: a task node whose slots are known is passed

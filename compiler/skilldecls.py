@@ -8,7 +8,8 @@ E113 is: an undeclared skill on a node, an undeclared or missing required argume
 declaration of an unknown kind or value type, and an invalid webhook: a URL that is neither
 http(s) nor a whole `${NAME}` form, a `${` in any other form (a typo would be sent as text),
 a budget over 30 s, negative retries, `params.timeout_ms` on a webhook node (its budget is
-`timeout_seconds`, SPEC 17.9). What only a scenario posted to the API may not do (`${NAME}` at
+`timeout_seconds`, SPEC 17.9), an argument written as conditional lines (a text) that is
+declared of another type than string. What only a scenario posted to the API may not do (`${NAME}` at
 all, an internal host: SPEC 15, 17.9) is the service's check (`interpreter/service/webhooks.py`),
 made on the posted text before it is compiled.
 """
@@ -25,6 +26,7 @@ from msgspec import Meta
 from interpreter import ir
 
 from .diagnostics import Diagnostics, closest, join
+from .texts import is_lines
 
 Int = Annotated[int, Meta(ge=ir.INT_MIN, le=ir.INT_MAX)]
 ENV_FORM = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")  # the whole value, nothing else
@@ -168,6 +170,12 @@ def check_node_skill(params: Any, declared: dict, path: str, diags: Diagnostics)
                          join(path, "skill_args", arg), at_key=True,
                          hint=f"did you mean '{meant}'?" if meant else
                          "arguments: " + (", ".join(fields) or "none"))
+    for arg, value in args.items():
+        kind = argument_type(name, decl, arg)
+        if is_lines(value) and kind not in (None, "string", "any"):
+            diags.report("E113", f"skill '{name}' argument '{arg}' is written as lines, which "
+                         f"make a text, but it takes {kind}", join(path, "skill_args", arg),
+                         hint="write lines only for a string argument")
     for arg, required in fields.items():
         if required and arg not in args:
             diags.report("E113", f"skill '{name}' needs argument '{arg}'", join(path, "skill_args"
@@ -183,6 +191,15 @@ def argument_fields(name: str, decl: SkillDef | None) -> dict[str, bool]:
     if decl is None:
         return {f.name: f.required for f in ir.BUILTIN_SKILLS[name].arguments}
     return {arg: bool(spec.required) for arg, spec in decl.arguments.items() if spec is not None}
+
+
+def argument_type(name: str, decl: SkillDef | None, arg: str) -> str | None:
+    """The declared type of one argument of a declared or built-in skill (None: none)."""
+    if decl is None:
+        return next((f.value_type for f in ir.BUILTIN_SKILLS[name].arguments
+                     if f.name == arg), None)
+    spec = decl.arguments.get(arg)
+    return spec.type if spec is not None else None
 
 
 # --- IR -------------------------------------------------------------------------------------

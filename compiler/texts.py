@@ -164,9 +164,24 @@ def response_texts(node) -> list[tuple[tuple, str]]:
     return texts
 
 
+def is_lines(value) -> bool:
+    """Whether a skill argument is written as conditional lines (SPEC 14.4, 17.21): an
+    object with `lines`. Only an argument's own value is read so; deeper, it is data."""
+    return isinstance(value, dict) and "lines" in value
+
+
 def argument_texts(args: dict) -> list[tuple[tuple[str, ...], str]]:
-    """((params, skill_args, key...), text) for every text in the skill arguments."""
-    found, stack = [], [(("params", "skill_args"), args)]
+    """((params, skill_args, key...), text) for every text in the skill arguments (of an
+    argument written as lines, its lines' texts: a `when` is a condition, not a text)."""
+    found: list = []
+    stack: list = [(("params", "skill_args", key), value) for key, value in args.items()
+                   if not is_lines(value)]
+    for key, value in args.items():
+        made = value.get("lines") if is_lines(value) else None
+        for i, line in enumerate(made if isinstance(made, list) else ()):
+            if isinstance(line, dict) and "text" in line:
+                stack.append((("params", "skill_args", key, "lines", str(i), "text"),
+                              line["text"]))
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):

@@ -319,7 +319,7 @@ class Engine:
                 speaker = handled
             new = decision.state
             if needs_skill_run(speaker, new):
-                new = run_node_skill(runtime, self.skills, speaker, new)
+                new = run_node_skill(runtime, self.skills, speaker, new, decision)
             reply = speak(self.nlg, decision, RenderContext(runtime, new))
         except (RoutingError, ir.IRError) as error:  # IRError: a damaged node, first read now
             raise EngineError(str(error)) from None
@@ -351,7 +351,7 @@ class Engine:
             if waits(table, state.slots) or any(node == table.id for node, _ in passed):
                 break
             if needs_skill_run(table, state):
-                state = run_node_skill(runtime, self.skills, table, state)
+                state = run_node_skill(runtime, self.skills, table, state, decision)
             hop = entry_route(runtime, decision, state, table)
             if hop is None:
                 break

@@ -5,7 +5,14 @@ The kind is decided by the compiler (`ir.EXECUTOR_*`); nodes are never classifie
 - task: the missing required collect slots, in `collect_slots` order; the first is asked next.
 - skill: runs its skill when the node first speaks in a visit (the opening, or the turn that
   moves into it), so the result can shape that response; `skill_status` / `skill_data` then
-  hold for the rest of the visit. Failure or timeout makes `params.fallback` the response hint.
+  hold for the rest of the visit. Its arguments (`skill_arguments`): each text's placeholders
+  filled by plain lookup (raw values, never labels; no value: empty text); an argument
+  written as conditional lines (SPEC 14.4, 17.21) rendered as a reply's lines are, on the
+  facts of the skill's node after the move (`routing.speaker_facts`; an opening's at an
+  opening): the lines whose `when` holds, each filled like a reply sentence (one whose
+  placeholder has no value is left out), joined; left out when no line holds (as a response
+  none of whose lines holds counts as not written). The facts are built only when a line
+  has a `when`. Failure or timeout makes `params.fallback` the response hint.
 Every kind applies the turn limit: at an end node it is Action END, elsewhere it sets
 `turn_limit_reached`, which lifts the min_turns and required-slot gates.
 
@@ -22,12 +29,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import ir
-from .placeholders import fill_argument
+from .placeholders import fill_argument, fill_placeholders
 from .skills.registry import SkillContext, SkillRegistry, run_skill
 from .state import ACTIONS_KEPT, ActionRecord
 
 if TYPE_CHECKING:
     from .loader import NodeTable, Runtime
+    from .routing import Decision
     from .state import DialogueState
 
 
@@ -85,10 +93,11 @@ def action_node(action: str) -> str:
 
 
 def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
-                   state: DialogueState) -> DialogueState:
+                   state: DialogueState, decision: Decision | None = None) -> DialogueState:
     """The state with the node's skill result for this visit (I/O: runs the skill), the run
     recorded as a completed action. A run whose action id is recorded is not run again: its
-    recorded result is used. The skill's arguments have their placeholders filled."""
+    recorded result is used. The skill gets its arguments filled (`skill_arguments`: an
+    argument written as lines reads the facts of `decision`, None at an opening)."""
     node = table.node
     action = action_id(state.session_id, state.session_turns, node.id)
     done = next((a for a in state.actions if a.action_id == action), None)
@@ -97,8 +106,34 @@ def run_node_skill(runtime: Runtime, registry: SkillRegistry, table: NodeTable,
     skill = registry.get(node.skill) if node.skill else None
     context = SkillContext(state.session_id, node.id, runtime.program.language,
                            dict(state.slots), action_id=action)
-    args = fill_argument(node.skill_args, state.slots, state.profile)
+    args = skill_arguments(runtime, table, state, decision)
     result = run_skill(skill, args, context, node.timeout_ms)
     actions = [*kept_actions(state), ActionRecord(action, result.status, result.data)]
     return msgspec.structs.replace(state, skill_status=result.status, skill_data=result.data,
                                    actions=actions)
+
+
+def skill_arguments(runtime: Runtime, table: NodeTable, state: DialogueState,
+                    decision: Decision | None) -> dict[str, Any]:
+    """The node's `skill_args` filled, and its arguments written as lines rendered."""
+    args: dict[str, Any] = fill_argument(table.node.skill_args, state.slots, state.profile)
+    if table.skill_lines is None:
+        return args
+    facts = _line_facts(runtime, table, state, decision) if any(
+        test is not None for _, lines in table.skill_lines.values() for test, _ in lines) \
+        else []  # no line reads a fact
+    for argument, (joiner, lines) in table.skill_lines.items():
+        held = [text for test, text in lines if test is None or test(facts)]
+        if held:
+            parts = [fill_placeholders(text, state.slots, {}, None, state.profile)
+                     for text in held]
+            args[argument] = joiner.join(part for part in parts if part)
+    return args
+
+
+def _line_facts(runtime: Runtime, table: NodeTable, state: DialogueState,
+                decision: Decision | None) -> list[Any]:
+    """The facts a line of the skill's node reads (an opening's when there is no decision)."""
+    from .routing import opening_decision, speaker_facts  # routing imports this module
+
+    return speaker_facts(runtime, decision or opening_decision(runtime, state), table, state)

@@ -4,7 +4,9 @@ type check, the IR checks and the runtime.
 In: nothing (constants), or a program's slots and counts (`field_types`), or an opcode tree
 (`check_condition`). Out: the field catalogue (`FIXED_FIELDS`, then one field per slot from
 `SLOT_FIELD_BASE`, one per profile field, then `LATE_FIELDS`), the operators and which kind
-each applies to (`operator_applies`), and what is wrong with a condition, in words, or None.
+each applies to (`operator_applies`), and what is wrong with a condition, in words, or None;
+the small IR records beside them (a node's conditional `Line`s and what is wrong with them,
+`lines_problem`).
 After: nothing is decoded or compiled here; `interpreter.ir` re-exports every public name, so
 `ir.FIELD_INDEX` and the like read as before.
 """
@@ -508,3 +510,41 @@ class Intent(_SmallRecord):
     patterns: list[str] = []
     threshold: float | None = None  # SPEC 13.2: None is the NLU's calibrated default
 
+
+# --- conditional lines (SPEC 14.4, 17.21) ---------------------------------------------------
+# A node holds two kinds: `Node.lines`, response kind -> `Lines` said by the NLG, and
+# `Node.skill_lines` (format 8), skill argument -> `Lines` rendered into that argument's text
+# when the skill runs. A line of an argument has exactly one text: an argument is sent once,
+# so there is no rotation to say variants in.
+
+JOINS = (" ", "\n")  # SPEC 14.4: how the lines said are joined
+
+
+def lines_problem(node: Any, kinds: Sequence[str], fields: Sequence[FieldType]
+                  ) -> tuple[str, str] | None:
+    """(the part, what is wrong) for the first unusable lines of `node`, or None: a response
+    kind of `kinds` with at least one line, a known join, each condition well formed and
+    typed (`check_condition`); an argument's lines with one text each."""
+    for kind, made in node.lines.items():
+        problem = None if kind in kinds else "is not usable"
+        problem = problem or _made_problem(made, fields, None)
+        if problem is not None:
+            return f"lines of {_shown(kind)}", problem
+    for argument, made in node.skill_lines.items():
+        problem = "has no skill" if node.skill is None else None
+        problem = problem or _made_problem(made, fields, 1)
+        if problem is not None:
+            return f"skill argument {_shown(argument)} lines", problem
+    return None
+
+
+def _made_problem(made: Lines, fields: Sequence[FieldType], texts: int | None) -> str | None:
+    if not made.lines or made.join not in JOINS:
+        return "is not usable"
+    for line in made.lines:
+        if not line.texts or (texts is not None and len(line.texts) != texts):
+            return "has a line with no text" if not line.texts else "has a line with variants"
+        problem = check_condition(line.when, fields)
+        if problem is not None:
+            return problem
+    return None

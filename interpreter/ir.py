@@ -5,7 +5,7 @@ In: a `Program` built by the compiler. Out: deterministic bytes (`encode_ir`), a
 one clear line on a truncated, corrupted, foreign or newer file, or a hand-made one holding
 what mgc would never write.
 
-File layout (format 7; formats 4 to 6 still load, see FORMAT_VERSION): the magic `MGIR`,
+File layout (format 8; formats 4 to 7 still load, see FORMAT_VERSION): the magic `MGIR`,
 the format version as two big-endian bytes, then one MessagePack `Envelope` holding the
 compiler version, the SHA-256 of the canonical source, the SHA-256 of the body and the body:
 a MessagePack `Body`, the program with each node kept as its own MessagePack blob, a node
@@ -65,14 +65,16 @@ from .fields import (  # noqa: F401
     SAFETY_CATEGORIES, SAFETY_REASON, SAFETY_VALUES, SKILL_STATUSES, SLOT_FIELD_BASE,
     TEMPORAL_KINDS, TEXT_KINDS, TODAY, VALUE_TYPES, FieldType, Intent, Line, Lines,
     SafetyPattern, SafetyRule, SkillDecl, SkillField, SlotSet, SourceEntry, _name, _shown,
-    check_condition, field_name, field_types, fits_int64, late_field_index, operator_applies)
+    check_condition, field_name, field_types, fits_int64, late_field_index, lines_problem,
+    operator_applies)
 from .names import name_problem
 
 MAGIC = b"MGIR"
-FORMAT_VERSION = 7  # 3: safety (SPEC 10); 4: tasks (8), variants (9); 5: understanding (13),
+FORMAT_VERSION = 8  # 3: safety (SPEC 10); 4: tasks (8), variants (9); 5: understanding (13),
 # skills and the designer's language (14); 6: dates and times (14.1), values in context (18);
-# 7: `system.slot_declined` (18.3), a field after the profile (`fields.LATE_FIELDS`)
-OLDEST_FORMAT_VERSION = 4  # format 4-6 bodies decode as 7: new fields are trailing defaults
+# 7: `system.slot_declined` (18.3), a field after the profile (`fields.LATE_FIELDS`);
+# 8: skill arguments written as conditional lines (`Node.skill_lines`, SPEC 14.4, 17.21)
+OLDEST_FORMAT_VERSION = 4  # format 4-7 bodies decode as 8: new fields are trailing defaults
 DEFAULT_CLOSING_ACTS: tuple[str, ...] = ("affirm", "goodbye", "thank", "silence")
 STAY = -1  # Transition.target for `action: stay`
 # The keys of a node's `responses`, each a non-empty list of variants (SPEC 2.2, 9).
@@ -167,6 +169,7 @@ class Node(_Record, frozen=True):
     expects: str | None = None  # SPEC 13.3: "intent", "slot" or "any"; None: free talk
     on_enter: list[SlotSet] = []  # applied on entering, after clear_slots (SPEC 17.20)
     lines: dict[str, Lines] = {}  # kind -> a response made of conditional lines (SPEC 14.4)
+    skill_lines: dict[str, Lines] = {}  # skill argument -> its text as lines (SPEC 17.21)
 
 
 class _Header(_Record, frozen=True):
@@ -426,12 +429,9 @@ def check_node(node: Node, index: int, nodes: "NodeList") -> None:
             raise _error(f"node {_name(node.id)}", f"names slot index {_shown(s)}")
     if any(a.kind not in _SET_KINDS for a in sets):
         raise _error(f"node {_name(node.id)}", "has a set of an unknown kind")
-    for kind, made in node.lines.items():
-        problem = None if kind in RESPONSE_KINDS and made.lines else "is not usable"
-        for line in made.lines:
-            problem = problem or check_condition(line.when, nodes.fields)
-        if problem is not None:
-            raise _error(f"node {_name(node.id)} lines of {_shown(kind)}", problem)
+    found = lines_problem(node, RESPONSE_KINDS, nodes.fields)
+    if found is not None:
+        raise _error(f"node {_name(node.id)} {found[0]}", found[1])
     for kind, variants in node.responses.items():
         if kind not in RESPONSE_KINDS or not variants:
             problem = "has no variants" if kind in RESPONSE_KINDS else \

@@ -92,7 +92,7 @@ class NodeTable:
                  "max_fallback_retries", "turn_limit_enabled", "turn_limit", "routes",
                  "responses", "transient", "skips_filled", "clear", "required_mins",
                  "collect_mins", "sets", "on_enter", "slot_labels", "lines", "answers",
-                 "declines", "said")
+                 "declines", "said", "skill_lines")
 
     def build(self) -> None:
         """Fill every slot now (`IRError` for a bad node); a built table has nothing to do."""
@@ -135,6 +135,10 @@ class NodeTable:
         self.lines = {kind: (made.join, tuple((compile_condition(line.when, field_count),
                                                tuple(line.texts)) for line in made.lines))
                       for kind, made in node.lines.items()} or None
+        # SPEC 17.21: argument -> (join, ((test or None, text), ...)) rendered for the skill
+        self.skill_lines = {arg: (made.join, tuple((compile_condition(line.when, field_count),
+                                                    line.texts[0]) for line in made.lines))
+                            for arg, made in node.skill_lines.items()} or None
         # SPEC 18.3-18.4: act -> ((slot, value), ...) a bare affirm or deny stores here
         self.answers = _answers(node.collect_slots, yes_no) if yes_no else None
         # SPEC 18.3: whether a bare deny here declines (`decline_slots`)

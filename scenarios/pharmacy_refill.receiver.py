@@ -31,6 +31,9 @@ class RefillReceiver(BaseHTTPRequestHandler):
             arguments = call["arguments"]
             print(f"(pharmacy: refill {arguments['rx_number']} for {arguments['method']} at "
                   f"{arguments['branch']} filed as {filed[key]})", flush=True)
+            # `note` is written as conditional lines: its Deliver/Hold line depends on the method
+            print(f"(pharmacy: note: {' / '.join(arguments.get('note', '').splitlines())})",
+                  flush=True)
         body = json.dumps({"reference": filed[key]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

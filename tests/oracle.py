@@ -6,7 +6,9 @@ profile, then user turns given as text plus a scripted NLU result (`{"intent",
 Out: per turn a `Step` with the node the turn was handled in, where the session is now (None
 once complete), the reason code, completion, the slots after the turn and the nodes it
 passed through; `Oracle.lines_problem` judges the conditional lines a reply shows (SPEC
-14.4). SPEC 14.5-14.6 are here too: `set` on rows, `default_next` objects, group rows and
+14.4) on `Step.facts`, the speaking node's facts after the move (17.21: the turn's reading
+and counters, the node's visit, its slots); a skill argument written as lines is rendered
+from the same facts (`argument_lines`). SPEC 14.5-14.6 are here too: `set` on rows, `default_next` objects, group rows and
 `on_enter`; route groups appended after a node's own rows. State is a plain dict (`Oracle.start` makes one, `Oracle.turn`
 returns a new one and never changes its input), so a breadth-first search can branch on it.
 
@@ -96,6 +98,7 @@ import calendar
 import datetime as dt
 import math
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +128,8 @@ class Step:
     complete: bool
     slots: dict
     passed: tuple = ()  # ((node, reason), ...) nodes the turn went through (SPEC 8.3)
+    # SPEC 17.21: the facts the speaking node's lines read (None: only its slots are known)
+    facts: dict | None = dataclasses.field(default=None, compare=False)
 
 
 # --- conditions ---------------------------------------------------------------------------
@@ -349,6 +354,14 @@ def check_slot_value(slot: dict, value: Any) -> tuple[bool, Any]:
 
 
 MARKER = re.compile(r"\[L\d+\.\d+\]")  # a generated line's text (`strategies.line_marker`)
+# What an opening's lines read besides the node's visit (IMPL: routing's opening facts):
+# nothing heard, the first turn of the session.
+OPENING_FACTS = {"nlu.intent": None, "nlu.dialogue_act": "null", "nlu.confidence": None,
+                 "nlu.text": "", "nlu.safety": "none", "system.session_turns": 1,
+                 "system.no_input_count": 0, "system.not_understood_count": 0,
+                 "system.slots_updated": False, "system.idle_seconds": 0,
+                 "system.slot_declined": False}
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 class Oracle:
@@ -471,12 +484,15 @@ class Oracle:
                  "skill": "none", "complete": False, "profile": self.check_profile(profile)}
         self.apply_set(state["slots"], self.nodes[self.entry].get("on_enter", {}).get("set"))
         if speaks:
-            state["skill"] = self.skill_status(self.entry, state)
-        return state, Step(self.entry, self.entry, "opening", False, dict(state["slots"]))
+            state["skill"] = self.skill_status(self.entry, state, self.speaker_facts(state, None))
+        return state, Step(self.entry, self.entry, "opening", False, dict(state["slots"]),
+                           facts=self.speaker_facts(state, None))
 
-    def skill_status(self, node_id: str, state: dict | None = None) -> str:
+    def skill_status(self, node_id: str, state: dict | None = None,
+                     facts: dict | None = None) -> str:
         """The skill result of a node's run ("none" for a node without a skill); the
-        `location` argument may name slots and profile fields (`{slots.X}`, missing: "")."""
+        `location` argument may name slots and profile fields (`{slots.X}`, missing: ""),
+        or be written as conditional lines (SPEC 17.21: `argument_lines`, on `facts`)."""
         params = self.nodes[node_id].get("params", {})
         skill = params.get("skill")
         if skill is None:
@@ -485,6 +501,7 @@ class Oracle:
         if state is not None:
             args = {k: _filled_text(v, state["slots"], state["profile"])
                     if isinstance(v, str) else v for k, v in args.items()}
+            args = argument_lines(args, state, facts)
         if skill == "email":
             to, sender = (args.get(k) for k in ("to", "from"))
             texts = isinstance(to, str) and isinstance(sender, str)
@@ -660,7 +677,7 @@ class Oracle:
                     return self._after(new, here, "move", rule["target"], _label(rule, i), seen)
             new["retries"] = retries + 1
             kind = "no_input" if act == "silence" else "not_understood"
-            return self._after(new, here, "stay", here, "fallback:" + kind, None)
+            return self._after(new, here, "stay", here, "fallback:" + kind, seen)
         new["retries"] = retries
         if limit_hit and here in self.ends:  # step 5 at an end node: Action END
             return self._after(new, here, "complete", None, "action_end", None)
@@ -702,18 +719,23 @@ class Oracle:
         facts.update(self.value_facts(new))
         return facts
 
-    def lines_problem(self, reply: str | None, state: dict) -> str | None:
+    def lines_problem(self, reply: str | None, state: dict,
+                      facts: dict | None = None) -> str | None:
         """SPEC 14.4, 17.21 as the generated scenarios use it (marker lines, `[Lk.j]`, each
-        unique in the scenario, `when` on slots only): for every response written as lines
-        that `reply` shows a marker line of, the marker lines shown must be exactly those
-        whose `when` holds on the slots after the move. What is wrong, or None."""
-        facts = self.value_facts(state)
+        unique in the scenario): for every response written as lines that `reply` shows a
+        marker line of, the marker lines shown must be exactly those whose `when` holds on
+        `facts`, the speaking node's after the move (`Step.facts`); without them, on the
+        slots after the move, judging only the lines whose `when` reads nothing else. What
+        is wrong, or None."""
+        if facts is None:
+            facts = self.value_facts(state)
         for node in self.nodes.values():
             for kind, response in node.get("responses", {}).items():
                 if not isinstance(response, dict) or "lines" not in response:
                     continue
                 judged = [line for line in response["lines"]  # unique in any reply
-                          if isinstance(line["text"], str) and MARKER.fullmatch(line["text"])]
+                          if isinstance(line["text"], str) and MARKER.fullmatch(line["text"])
+                          and all(f in facts for f, _, _ in condition_leaves(line.get("when")))]
                 shown = [line["text"] for line in judged if line["text"] in (reply or "")]
                 if not shown:
                     continue
@@ -722,6 +744,24 @@ class Oracle:
                     return (f"{node['id']}.{kind}: the reply shows lines {shown}, the oracle "
                             f"says {held} (slots {state['slots']})")
         return None
+
+    def speaker_facts(self, new: dict, turn_facts: dict | None, moved: bool = False) -> dict:
+        """SPEC 17.21: the facts a line of the node that speaks reads (its reply's, its
+        skill's arguments'): on a move, the node entered as entry routing sees it; on a
+        stay, the turn's, with the slots as they are now; at an opening (no turn facts), a
+        first turn at the node with nothing heard (IMPL: routing's opening facts); a `set`
+        this turn counts for `system.slots_updated`."""
+        if turn_facts is None:
+            facts = self.entry_facts(dict(OPENING_FACTS), new)
+            facts["system.node_turns"] = new["node_turns"]
+            return facts
+        if moved:
+            return self.entry_facts(turn_facts, new)
+        facts = dict(turn_facts)
+        facts.update(self.value_facts(new))
+        if new.get("set_this_turn"):
+            facts["system.slots_updated"] = True
+        return facts
 
     def value_facts(self, state: dict) -> dict:
         """`slots.NAME` (null when unfilled) and `profile.NAME` (null when not given)."""
@@ -840,7 +880,7 @@ class Oracle:
             if self.waits(here, new["slots"]) or any(node == here for node, _ in passed):
                 return tuple(passed)
             if new["skill"] == "none":
-                new["skill"] = self.skill_status(here, new)
+                new["skill"] = self.skill_status(here, new, self.entry_facts(turn_facts, new))
             hop = self.entry_route(here, self.entry_facts(turn_facts, new))
             if hop is None:
                 return tuple(passed)
@@ -868,10 +908,15 @@ class Oracle:
             self.cross(new, here, target)
             new["skill"] = "none"
             passed = self.enter(new, turn_facts)
+        spoken = None  # action_end: the turn's facts are not modelled
+        if turn_facts is not None:
+            spoken = self.speaker_facts(new, turn_facts, kind == "move")
         if not new["complete"] and new["skill"] == "none":
-            new["skill"] = self.skill_status(new["node"], new)
+            new["skill"] = self.skill_status(new["node"], new, spoken)
+        if spoken is not None:
+            spoken["skill.status"] = new["skill"]  # the reply is worded after the skill ran
         return new, Step(here, None if new["complete"] else new["node"], reason,
-                         new["complete"], dict(new["slots"]), passed)
+                         new["complete"], dict(new["slots"]), passed, spoken)
 
 
 def _route_label(rule: dict, i: int) -> str:
@@ -900,3 +945,31 @@ def _filled_text(text: str, slots: dict, profile: dict) -> str:
             return ", ".join(map(str, found))
         return str(found)
     return re.sub(r"\{(slots|profile)\.([A-Za-z0-9_.\-]+)\}", value, text)
+
+
+def argument_lines(args: dict, state: dict, facts: dict | None) -> dict:
+    """SPEC 17.21: each argument written as lines becomes the lines whose `when` holds on
+    `facts`, each filled like a reply sentence (`_reply_text`), joined; left out when none
+    holds."""
+    out = {}
+    for key, value in args.items():
+        if not (isinstance(value, dict) and "lines" in value):
+            out[key] = value
+            continue
+        held = [line["text"] for line in value["lines"] if evaluate(line.get("when"), facts)]
+        if held:
+            parts = [_reply_text(text, state["slots"], state["profile"]) for text in held]
+            out[key] = value.get("join", " ").join(part for part in parts if part)
+    return out
+
+
+def _reply_text(text: str, slots: dict, profile: dict) -> str:
+    """A text filled as a reply sentence is: a sentence with a placeholder that has no value
+    is left out (raw values, as arguments get them)."""
+    kept = []
+    for sentence in _SENTENCE_END.split(text):
+        names = re.findall(r"\{(slots|profile)\.([A-Za-z0-9_.\-]+)\}", sentence)
+        if all((slots if root == "slots" else profile).get(name) not in (None, "", [])
+               for root, name in names):
+            kept.append(_filled_text(sentence, slots, profile))
+    return " ".join(kept)

@@ -25,7 +25,8 @@ Scenarios
     entry; no stay, an unconditional last route unless an end node, transient targets only
     forward: no E109, no E303; their conditions drawn on a fresh visit), `skip_if_filled:
     false`, `clear_slots` (names or "all"), weather skills whose location reads a slot or the
-    profile. Conditions on `system.idle_seconds` and `system.slots_updated` come in both.
+    profile, or is written as conditional lines (SPEC 17.21, each `when` from `line_when`:
+    a slot, or the turn's and the node's facts of `LINE_FIELDS`). Conditions on `system.idle_seconds` and `system.slots_updated` come in both.
     `valid_scenario_and_facts(...)`: the same, as `(scenario, ScenarioFacts)`.
     `facts_of(scenario)`: the `ScenarioFacts` of any valid scenario dict (also the shipped
     ones): node ids in source order, entry, end nodes with provenance, intents, slots with
@@ -1013,6 +1014,16 @@ def _task_params(draw, params: dict, ctx: ConditionContext, collect: list[str]) 
             "{profile." + n + "}" for n, d in ctx.profile.items() if d["value_type"] == "string"]
         params["skill"] = "weather"
         params["skill_args"] = {"location": _choose(draw, sources + ["부산", "atlantis", ""])}
+        if _one_in(draw, 3):  # SPEC 17.21: the location as conditional lines
+            lines = []
+            for _ in range(_int(draw, 1, 2)):
+                line: dict[str, Any] = {"text": _choose(draw, sources + ["부산", "atlantis",
+                                                                         "london"])}
+                when = line_when(draw, ctx) if _one_in(draw, 2) else None
+                if when is not None:
+                    line["when"] = when
+                lines.append(line)
+            params["skill_args"] = {"location": {"lines": lines}}
 
 
 def _assemble(draw, ctx: ConditionContext, ids, rows, last, default, terminal, globals_,
@@ -1174,25 +1185,58 @@ def line_marker(k: int, j: int) -> str:
 
 def _conditional_lines(draw, node: dict, k: int, ctx: ConditionContext) -> None:
     """The node's default response as conditional lines (SPEC 14.4): two or three marker
-    lines, some with a `when` on a slot (filled, empty, or equal to a value), which the
-    oracle can judge from the slots after the move (17.21: the speaking node's facts)."""
+    lines, some with a `when` (`line_when`), which the oracle judges on the speaking node's
+    facts after the move (17.21)."""
     written = node.get("responses", {}).get("default")
     lines = [] if written is None else [{"text": written}]  # its placeholders stay used (W405)
     for j in range(_int(draw, 2, 3)):
         line: dict[str, Any] = {"text": line_marker(k, j)}
-        names = [n for n, d in ctx.slots.items() if d["value_type"] != "list"]
-        if names and not _one_in(draw, 3):
-            name = _choose(draw, names)
-            values = valid_values(ctx.slots[name])
-            operator = _choose(draw, ("is_empty", "is_not_empty") + (("equals",) if values else ()))
-            line["when"] = {"field": "slots." + name, "operator": operator}
-            if operator == "equals":
-                line["when"]["value"] = _choose(draw, values)
+        if not _one_in(draw, 3):
+            when = line_when(draw, ctx)
+            if when is not None:
+                line["when"] = when
         lines.append(line)
     response: dict[str, Any] = {"lines": lines}
     if _one_in(draw, 2):
         response["join"] = _choose(draw, (" ", "\n"))
     node.setdefault("responses", {})["default"] = response
+
+
+# SPEC 17.21: the fields besides slots a generated line's `when` reads, each judged by the
+# oracle on the speaking node's facts (the turn's NLU reading and counters; the node's visit).
+LINE_FIELDS = ("system.current_node", "system.previous_node", "nlu.dialogue_act",
+               "nlu.intent", "system.node_turns", "system.session_turns",
+               "system.slots_updated", "system.required_slots_filled")
+
+
+def line_when(draw, ctx: ConditionContext) -> dict | None:
+    """A conditional line's `when`: on a slot (filled, empty, or equal to a value), or on
+    one of `LINE_FIELDS` (None: nothing to read)."""
+    names = [n for n, d in ctx.slots.items() if d["value_type"] != "list"]
+    if names and _one_in(draw, 2):
+        name = _choose(draw, names)
+        values = valid_values(ctx.slots[name])
+        operator = _choose(draw, ("is_empty", "is_not_empty") + (("equals",) if values else ()))
+        when = {"field": "slots." + name, "operator": operator}
+        if operator == "equals":
+            when["value"] = _choose(draw, values)
+        return when
+    name = _choose(draw, LINE_FIELDS)
+    if name in ("system.current_node", "system.previous_node"):
+        if name == "system.previous_node" and _one_in(draw, 3):
+            return {"field": name, "operator": "is_empty"}
+        return {"field": name, "operator": "equals", "value": _choose(draw, ctx.nodes)}
+    if name == "nlu.dialogue_act":
+        return {"field": name, "operator": "equals",
+                "value": _choose(draw, ("affirm", "deny", "inform", "null", "silence"))}
+    if name == "nlu.intent":
+        if not ctx.intents or _one_in(draw, 3):
+            return {"field": name, "operator": "is_empty"}
+        return {"field": name, "operator": "equals", "value": _choose(draw, ctx.intents)}
+    if name in ("system.node_turns", "system.session_turns"):
+        return {"field": name, "operator": _choose(draw, ("greater_or_equal", "less_or_equal")),
+                "value": _int(draw, 0, 3)}
+    return {"field": name, "operator": "equals", "value": _one_in(draw, 2)}
 
 
 def _group_condition(draw, ctx: ConditionContext) -> dict:
@@ -2522,8 +2566,8 @@ _BAD_PLACEHOLDERS = ["{slot.%s}", "{slots.%s.value}", "{%s}", "{skill.status}", 
 def _fam_E112(draw, doc):
     """A text in braces that is no placeholder (an unknown root, a field of a slot, a bare
     name, an empty one, a lone brace), added to a node's default response (to its first
-    variant) or to a slot's question; what the text said before is kept, so no slot falls
-    out of use."""
+    variant), to a slot's question, or to a line of a new weather node's location written
+    as lines (SPEC 17.21); what the text said before is kept, so no slot falls out of use."""
     slots = doc.get("slots", {})
     name = draw(st.sampled_from(sorted(slots))) if slots else draw(slot_names)
     bad = " " + (draw(st.sampled_from(_BAD_PLACEHOLDERS)).replace("%s", name)) + "."
@@ -2536,6 +2580,15 @@ def _fam_E112(draw, doc):
         slot["question"] = (slot.get("question") or "Tell me.") + bad
         return doc, ("slots", name, "question")
     nodes = _nodes(doc)
+    free = [i for i, n in enumerate(nodes) if "skill" not in n.get("params", {})]
+    if free and draw(st.booleans()):  # SPEC 17.21: in a skill argument's line
+        i = draw(st.sampled_from(free))
+        location = {"lines": [{"text": "부산"}, {"text": "Near" + bad,
+                                                "when": 'nlu.dialogue_act == "inform"'}]}
+        nodes[i].setdefault("params", {}).update(skill="weather",
+                                                 skill_args={"location": location})
+        return doc, ("graph", "nodes", i, "params", "skill_args", "location", "lines", 1,
+                     "text")
     i = draw(st.integers(0, len(nodes) - 1))
     responses = plain_responses(nodes[i].setdefault("responses", {}))
     default = responses.get("default")

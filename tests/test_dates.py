@@ -124,5 +124,5 @@ def test_scenarios_without_dates_never_import_the_date_reader(tmp_path):
     assert done.stdout.strip() == "False"
 
 
-def test_format_7_is_this_mgis():
-    assert ir.FORMAT_VERSION == 7 and ir.OLDEST_FORMAT_VERSION == 4
+def test_format_8_is_this_mgis():
+    assert ir.FORMAT_VERSION == 8 and ir.OLDEST_FORMAT_VERSION == 4

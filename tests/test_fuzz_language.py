@@ -121,3 +121,19 @@ def test_a_line_left_out_by_its_when_is_no_violation_but_one_said_without_its_va
     report = run_fuzz(load_program(flawed), str(flawed), options)
     found = report.found["placeholders_filled"]
     assert "{slots.address} has no value" in found.message and "confirm" in found.message
+
+
+def test_rules_mode_reaches_the_failed_submission_of_the_pharmacy(tmp_path):
+    """Through the rules NLU the submission is six good answers deep: where a required slot
+    holds the user, its answers have four shares of the turns, as in generated mode (two
+    before: seed 7 never entered `submit_failed`, seed 1 not even `confirm`'s send)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "interpreter.cli", "fuzz", str(compiled(
+        tmp_path)), "--nlu", "rules", "--seed", "7", "--format", "json"], cwd=ROOT,
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    coverage = json.loads(done.stdout)["coverage"]
+    assert coverage["nodes"]["uncovered"] == []
+    assert coverage["transitions"]["fired"]["submit_refill default_next"] > 0

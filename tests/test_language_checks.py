@@ -1,6 +1,7 @@
 """The designer's typo cases of issue 26 (SPEC 14.8), as a designer met them: a placeholder
 root misspelled, a placeholder in a slot question, a hub that only stays, a not_understood
-that is never said. Each is caught by `mgc check` at its place."""
+that is never said, an unknown skill ("sms") and argument. Each is caught by `mgc check` at
+its place."""
 
 from __future__ import annotations
 
@@ -53,6 +54,16 @@ def test_doubled_braces_compile_and_a_lone_brace_does_not():
     assert check(ok)[1] == []
     bad = scenario(done={"responses": {"default": "Use {braces like this."}})
     assert [d.code for d in check(bad)[1]] == ["E112"]
+
+
+def test_the_unknown_sms_skill_and_an_unknown_argument_are_e113():
+    sms = scenario(done={"params": {"skill": "sms", "skill_args": {"to": "x"}}})
+    found = check(sms)[1]
+    assert [(d.code, d.path) for d in found] == [("E113", "/graph/nodes/1/params/skill")]
+    mail = {"to": "a@b.co", "from": "c@d.co", "subject": "s", "body": "b", "bcc": "e@f.co"}
+    extra = scenario(done={"params": {"skill": "email", "skill_args": mail}})
+    assert [(d.code, d.path) for d in check(extra)[1]] == [
+        ("E113", "/graph/nodes/1/params/skill_args/bcc")]
 
 
 def test_the_stay_only_hub_is_w407():

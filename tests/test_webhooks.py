@@ -427,4 +427,7 @@ def test_the_pharmacy_demo_submits_its_refill_through_its_own_receiver(tmp_path)
     assert "(pharmacy: refill RX1234567 for delivery at downtown filed as RF-20417)" \
         in done.stdout
     assert "Your refill request is in. We will deliver it to 12 Elm Street" in done.stdout
+    # its `note` argument is written as conditional lines (SPEC 17.21): the delivery line
+    assert "(pharmacy: note: Refill RX1234567 for the patient born 1984-07-21. / Deliver to " \
+        "12 Elm Street, Springfield.)" in done.stdout
     assert "(the receiver acted on 1 call(s): cli:7:submit_refill)" in done.stdout

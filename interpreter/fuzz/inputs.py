@@ -22,6 +22,8 @@ detector's sample utterances (`safety_lexicon.SAMPLES`), and a category conditio
 the livelock search holds no crisis with a rule: saying one leaves any node, which would hide
 every livelock; a category conditions read is a probe like an intent they name. An end request is an end intent with a closing act or none, or, at
 an end node, a closing act alone (the user accepts the closing).
+Where a node's required slots hold the user, its answers get four shares of the turns, two
+elsewhere, in both modes (a form six answers deep must be walked to its end).
 Progressive tasks (SPEC 8): where conditions compare `system.idle_seconds`, some turns come
 after a pause (`UserTurn.idle`, seconds: each compared value and its neighbours), and the
 probe set holds those pauses too; a list slot's values are its items alone and together (the
@@ -422,7 +424,8 @@ class InputSpace:
         negated = _text_turns(NEGATIONS[self.runtime.language] + t for t in said)
         declines = _text_turns(DECLINES[self.runtime.language]) if collected else ()
         exits = self._exit_pool(node)
-        return weighted([words, fillers, texts, answers, answers, negated, declines, exits,
+        shares = 4 if self.runtime.nodes[node].required else 2  # as in generated mode
+        return weighted([words, fillers, texts, *[answers] * shares, negated, declines, exits,
                          exits, others, (SILENCE,), free, self._safety_pool, self._pause_pool,
                          *self._pattern_texts])
 
