@@ -117,19 +117,26 @@ def turn_event(scenario: str, ir_hash: str, session_id: str, now: float, result:
             fallback == NOT_UNDERSTOOD
             or (confidence is not None and confidence < LOW_CONFIDENCE)):
         kept = mask(line["user"])
-    after = line["slots"]
-    filled = tuple(name for name, value in after.items()
-                   if value is not None and before.get(name) != value)
     reason = line["reason"]
-    safety = nlu.get("safety") if reason.startswith(SAFETY_REASON) else None
+    hops = line["passed"]
     return Event(time=now, scenario=scenario, ir_hash=ir_hash, session_id=session_id,
                  turn=line["turn"], node=line["node"], next_node=line["next_node"],
                  reason=reason, tier=decision.tier if decision is not None else None,
                  intent=nlu.get("intent"), act=nlu.get("dialogue_act"),
-                 confidence=confidence, fallback=fallback, safety=safety,
-                 complete=line["complete"], filled=filled,
-                 passed=tuple((hop["node"], hop["reason"]) for hop in line["passed"]),
-                 idle=round(max(0.0, idle), 3), text=kept)
+                 confidence=confidence, fallback=fallback,
+                 safety=nlu.get("safety") if reason.startswith(SAFETY_REASON) else None,
+                 complete=line["complete"], filled=_filled(before, line["slots"]),
+                 passed=tuple([(hop["node"], hop["reason"]) for hop in hops]) if hops else (),
+                 idle=round(idle, 3) if idle > 0 else 0.0, text=kept)
+
+
+def _filled(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
+    """The slots a turn gave a new value (a loop: every turn's event pays this)."""
+    filled = []
+    for name, value in after.items():
+        if value is not None and before.get(name) != value:
+            filled.append(name)
+    return tuple(filled)
 
 
 def fallback_kind(decision: Any, nlu: dict[str, Any]) -> str | None:
