@@ -1940,7 +1940,8 @@ def _fam_E012(draw, doc):
     key = {"policy": "policy", "on_conflict": "on_conflict", "slot_min": "min"}[case]
     doc["slots"][name][key] = draw(st.sampled_from({"policy": ["must", "Required", 1],
                                                      "on_conflict": ["replace", "ask", 3],
-                                                     "min": ["0", True, [1]]}[key]))
+                                                     # a string is a date or time bound
+                                                     "min": [True, [1], {}]}[key]))
     return doc, ("slots", name, key)
 
 

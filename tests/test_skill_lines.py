@@ -165,7 +165,7 @@ def test_the_email_skill_sends_the_rendered_body(tmp_path, monkeypatch):
 
 def test_a_webhook_is_posted_the_rendered_argument():
     from interpreter.cli.plugins import skill_registry
-    from webhook_receiver import Receiver
+    from support.webhook_receiver import Receiver
 
     with Receiver() as receiver:
         doc = scenario(skill="refill_hook", args={"body": BODY, "method": "{slots.method}"})
