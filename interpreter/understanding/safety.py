@@ -34,7 +34,7 @@ import re
 import unicodedata
 from re import _constants as _c, _parser as _sre  # the parser `re` itself uses
 from typing import Any, NamedTuple
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import patterns
 from ..fields import SAFETY_CATEGORIES
@@ -303,6 +303,12 @@ class Detector:
         `language`: read the lemmas of that language's analyser too (`safety_lemmas`); None:
         the lexicon and the patterns only (no analyser is loaded)."""
         self.language = language
+        # safety_lemmas.findings, imported once, only for a detector with a language
+        self._lemma_rules: Callable[[str, str], list[tuple[str, str, str]]] | None = None
+        if language is not None:
+            from . import safety_lemmas  # the analyser's tier: never for a lexicon-only detector
+
+            self._lemma_rules = safety_lemmas.findings
         compiled = []
         for category, pattern, *rest in scenario_patterns:
             if category not in CATEGORIES:
@@ -326,9 +332,7 @@ class Detector:
         """What the lemma rules find in `text`; nothing when an idiom is in it (`IDIOMS`
         mask the lexicon's forms; the lemmas cannot be masked, so an idiom vetoes them:
         "심장이 터질 것 같이 설레" is no crisis)."""
-        from . import safety_lemmas  # the analyser's tier: only for a detector with a language
-
-        found = safety_lemmas.findings(self.language or "ko", text)
+        found = self._lemma_rules(self.language, text)
         if not found:
             return []  # as most texts: no need to look for idioms
         unmasked = _forms(text)
@@ -366,7 +370,7 @@ class Detector:
                         found.append(Finding(entry.category, "lexicon", entry.name,
                                              match.group()))
                         break
-        if self.language is not None and not (first and found and
+        if self._lemma_rules is not None and not (first and found and
                                               found[0].category == CATEGORIES[0]):
             found += self._lemma_findings(text)
         if self.scenario_patterns:
