@@ -87,6 +87,35 @@ def test_events_are_written_with_the_save_and_never_by_a_loser(store_url):
                                                                 ("one", "turn", 2)]
 
 
+def test_puts_that_share_a_commit_write_the_events_of_the_winners_only(store_url):
+    """Puts made at once (the SQLite store writes all but the first as one batch, in one
+    transaction): each put written has its events, a session's in the order of its puts
+    (Redis may finish the sessions' puts in any order); a put that loses its version race
+    in the batch writes none, and the others of the batch are kept."""
+    async def scenario():
+        store = open_store(store_url, 3600)
+        now = time.time()
+        try:
+            await store.put("a", b"v1", 0, now, events_of("a", now))
+            outcomes = await asyncio.gather(
+                store.put("a", b"v2", 1, now, events_of("a", now, 2)[1:]),
+                store.put("b", b"v1", 0, now, events_of("b", now)),
+                store.put("a", b"late", 1, now, events_of("a", now, 99)[1:]),
+                store.put("c", b"v1", 0, now, events_of("c", now, 2)),
+                return_exceptions=True)
+            return outcomes, read(store, store_url)
+        finally:
+            if store_url != "memory:":
+                await store.close()
+
+    outcomes, events = run(scenario())
+    assert outcomes[:2] == [2, 1] and outcomes[3] == 1
+    assert isinstance(outcomes[2], VersionConflict)
+    written = sorted([(e.session_id, e.kind, e.turn) for e in events], key=lambda e: e[0])
+    assert written == [("a", STARTED, 1), ("a", "turn", 2), ("b", STARTED, 1),
+                       ("c", STARTED, 1), ("c", "turn", 2)]
+
+
 def test_delete_removes_a_sessions_events(store_url):
     async def scenario():
         store = open_store(store_url, 3600)

@@ -28,7 +28,8 @@ Outcome = int | VersionConflict | IRGone
 def run_put(conn: sqlite3.Connection, item: tuple) -> int:
     """One compare-and-set on its own (its statement is its transaction; with events, a
     transaction of its own holds both)."""
-    outcome = run_puts(conn, [item])[0] if item[5] else compare_and_set(conn, *item)
+    outcome = run_puts(conn, [item])[0] if item[5] else compare_and_set(conn, *item[:5],
+                                                                        item[6])
     if isinstance(outcome, (VersionConflict, IRGone)):
         raise outcome
     return outcome
@@ -37,10 +38,17 @@ def run_put(conn: sqlite3.Connection, item: tuple) -> int:
 def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[Outcome]:
     """Compare-and-sets in one `BEGIN IMMEDIATE` transaction, so one commit writes them all:
     for each item its new version, or the `VersionConflict` (`IRGone`) it met with nothing
-    of it written. A failure of SQLite rolls back the whole batch."""
+    of it written, and the events of the puts written, in one statement after them (in the
+    order of the batch). A failure of SQLite rolls back the whole batch."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        outcomes = [compare_and_set(conn, *item) for item in batch]
+        outcomes = [compare_and_set(conn, *item[:5], item[6]) for item in batch]
+        rows = [(item[0], *event) for item, outcome in zip(batch, outcomes)
+                if type(outcome) is int for event in item[5]]
+        if len(rows) == 1:  # a lone turn's one event: no executemany loop
+            conn.execute(INSERT_EVENT, rows[0])
+        elif rows:
+            conn.executemany(INSERT_EVENT, rows)
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
@@ -49,9 +57,8 @@ def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[Outcome]:
 
 
 def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expected: int,
-                    now: float, expires_at: float, events: tuple = (),
-                    ir_hash: str | None = None) -> Outcome:
-    """`events`: (time, bytes) analytics rows written with the record, only if it is."""
+                    now: float, expires_at: float, ir_hash: str | None = None) -> Outcome:
+    """The record's new version, or the outcome that says why nothing was written."""
     wall = time.time()  # expiry is the clock's, as for `get`
     if expected == 0 and ir_hash is not None:
         changed = conn.execute(CREATE_USING, (session_id, data, now, expires_at, ir_hash,
@@ -67,10 +74,6 @@ def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expe
     if changed != 1:
         return VersionConflict(f"session {session_id} is not at version {expected} (another "
                                "writer saved it first, or it expired); reload it and retry")
-    if len(events) == 1:  # a turn's one event: no list, no executemany loop
-        conn.execute(INSERT_EVENT, (session_id, *events[0]))
-    elif events:
-        conn.executemany(INSERT_EVENT, [(session_id, when, blob) for when, blob in events])
     return expected + 1
 
 
