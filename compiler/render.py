@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from interpreter import ir
-from interpreter.graph import ANY_NODE, dot, edges, mermaid, node_label, safety_edges
+from interpreter.views.graph import ANY_NODE, dot, edges, mermaid, node_label, safety_edges
 
 from .diagnostics import printable
 from .skilldecls import inspect_skills, skill_lines

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compiler.driver import check_source
-from interpreter import automaton, ir, patterns
+from interpreter import ir, patterns
+from interpreter.patterns import automaton
 from interpreter.engine import Engine
 from interpreter.loader import load_program
 from interpreter.understanding.rules import RulesNLU

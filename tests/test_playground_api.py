@@ -73,7 +73,7 @@ def test_the_graph_is_the_text_of_mgc_graph(service, served_irs, form):
 
 def test_mgc_graph_and_the_service_draw_with_one_implementation():
     from compiler import render
-    from interpreter import graph
+    from interpreter.views import graph
 
     assert render.mermaid is graph.mermaid and render.dot is graph.dot
 

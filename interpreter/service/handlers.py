@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from ..graph import RENDERERS
+from ..views.graph import RENDERERS
 from ..loader import Runtime
 from ..stores.records import RecordStore, StoreError
 from . import api

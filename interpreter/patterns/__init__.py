@@ -51,9 +51,14 @@ from typing import NamedTuple
 
 from re import _constants as _c, _parser as _sre  # the parser `re` itself uses
 
-from . import MagoError
+from .. import MagoError
 from .automaton import (MAX_POSITIONS, UNROLL, _INF, _REPEATS, _Automaton,  # noqa: F401
                         _meet, _show, _show_repeat, _single_repeat, _TooComplex)
+
+# A room of the core (docs/internals/layout.md): this module is the rule, `automaton` the
+# automata it reads patterns as; the core imports both.
+ROOM = "core"
+BOUNDARY = ("automaton",)
 
 MAX_COST_DEGREE = 2  # a failing match tries at most about n**2 paths on n characters
 MAX_VALUE_CHARS = 500  # a longer slot value is not matched against the slot's pattern

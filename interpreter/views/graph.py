@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from . import ir
+from .. import ir
 
 ANY_NODE = "__any_node__"
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from re import _casefix, _constants as _c  # the tables `re` itself uses
 
-from . import MagoError
+from .. import MagoError
 
 MAX_POSITIONS = 1000  # character positions, after unrolling
 UNROLL = 32  # a bounded repeat x{m,n} with n - m <= 2 and n * |x| <= UNROLL is unrolled
@@ -111,8 +111,8 @@ def category_key() -> str:
 
 def category_table_text() -> str:
     """The text of `category_table.json` for this Python (regenerate it with `python -c "from
-    interpreter.automaton import category_table_text as t; print(t(), end='')" >
-    interpreter/category_table.json` when a new Python brings a new Unicode version)."""
+    interpreter.patterns.automaton import category_table_text as t; print(t(), end='')" >
+    interpreter/patterns/category_table.json` when a new Python brings a new Unicode version)."""
     import json
 
     rows = ",\n".join(
