@@ -28,8 +28,7 @@ Outcome = int | VersionConflict | IRGone
 def run_put(conn: sqlite3.Connection, item: tuple) -> int:
     """One compare-and-set on its own (its statement is its transaction; with events, a
     transaction of its own holds both)."""
-    outcome = run_puts(conn, [item])[0] if item[5] else compare_and_set(conn, *item[:5],
-                                                                        item[6])
+    outcome = run_puts(conn, [item])[0] if item[5] else record(conn, item)
     if isinstance(outcome, (VersionConflict, IRGone)):
         raise outcome
     return outcome
@@ -42,7 +41,7 @@ def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[Outcome]:
     order of the batch). A failure of SQLite rolls back the whole batch."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        outcomes = [compare_and_set(conn, *item[:5], item[6]) for item in batch]
+        outcomes = [record(conn, item) for item in batch]
         rows = [(item[0], *event) for item, outcome in zip(batch, outcomes)
                 if type(outcome) is int for event in item[5]]
         if len(rows) == 1:  # a lone turn's one event: no executemany loop
@@ -54,6 +53,12 @@ def run_puts(conn: sqlite3.Connection, batch: list[tuple]) -> list[Outcome]:
         rollback(conn)
         raise
     return outcomes
+
+
+def record(conn: sqlite3.Connection, item: tuple) -> Outcome:
+    """The compare-and-set of a put item (its events are the caller's)."""
+    session_id, data, expected, now, expires_at, _, ir_hash = item
+    return compare_and_set(conn, session_id, data, expected, now, expires_at, ir_hash)
 
 
 def compare_and_set(conn: sqlite3.Connection, session_id: str, data: bytes, expected: int,
