@@ -76,7 +76,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("fall_stuck", MEDICAL, "ko", _FALL, _RISE, unless="뻔|" + _LEISURE),
     _rule("fall_lying", MEDICAL, "ko", _FALL, "눕|누워", "바닥|땅|아직|계속|혼자|밤새"),
     _rule("fall_broken", MEDICAL, "ko", _FALL, "뼈|다리|팔|손목|허리|골반|고관절|머리",
-          "부러지|금가|피|깨지|찢어지"),
+          "부러지|금가|피|깨지|찢어지|꺾이"),
     _rule("face_droop", MEDICAL, "ko", "얼굴|입|입꼬리|눈꺼풀", "돌아가|처지|비뚤어지|일그러지|마비",
           unless="살|피부|주름|나이|늙|표정|화장"),
     _rule("one_side_weak", MEDICAL, "ko", "한쪽|반쪽|왼쪽|오른쪽|편측",
@@ -124,7 +124,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("a_burden", SELF_HARM, "ko", "짐|폐", "없어지|사라지|죽|떠나",
           unless="싸|챙기|옮기|풀|가방|여행|이사|들|무겁|정리|끼치"),
     _rule("bridge_edge", SELF_HARM, "ko", "한강|대교|철로|선로", "다리|대교|난간|위|끝",
-          unless="산책|구경|운동|자전거|걷|사진|공사|버스|차|지나가|건너|택시|지하철|" + _LEISURE),
+          unless="산책|구경|운동|자전거|걷|사진|공사|버스|차|지나가|건너|건느|택시|지하철|" + _LEISURE),
     _rule("charcoal_sleep", SELF_HARM, "ko", "연탄불|연탄|번개탄|숯불|숯", "피우",
           "잠들|죽|영영|영원히|문|닫|테이프", unless="고기|구이|캠핑|난로|보일러|" + _LEISURE),
     _rule("save_pills", SELF_HARM, "ko", "수면제|안정제|신경안정제|진통제", "모으|쌓",
@@ -161,7 +161,7 @@ RULES: tuple[LemmaRule, ...] = (
           "granddaughter|nephew|niece|he|she|they|someone",
           "take|took|steal|stole|drain|empty|use|spend|withdraw",
           "money|pension|savings|card|account|check|cheque",
-          unless="help|manage|for"),
+          unless="help|manage|for|buy|grocery|groceries|shopping|order"),
 )
 
 

@@ -45,13 +45,20 @@ lets the detector skip masking a text no entry matches.
 
 from __future__ import annotations
 
-NEGATABLE, HEDGED = "negatable", "hedged"
-MEDICAL, SELF_HARM, ABUSE = "medical_emergency", "self_harm", "abuse"
+from .safety_phrases import (
+    ABUSE,
+    HEDGED,
+    MEDICAL,
+    MEDICAL_MORE,
+    NEGATABLE,
+    SELF_HARM,
+    SELF_HARM_MORE,
+)
 
 # Spellings folded in the compact form before matching (dialect, typing slips).
 FOLDS: tuple[tuple[str, str], ...] = (
     ("가심", "가슴"), ("일나", "일어나"), ("억수로", "너무"), ("할매", "할머니"), ("시퍼", "싶어"), ("시포", "싶어"), ("십어", "싶어"), ("십다", "싶다"),
-    ("싶퍼", "싶어"), ("주꼬", "죽고"), ("죽겄", "죽겠"), ("몬쉬", "못쉬"), ("숨을몬", "숨을못"),
+    ("싶퍼", "싶어"), ("주꼬", "죽고"), ("죽겄", "죽겠"), ("쥭", "죽"), ("몬쉬", "못쉬"), ("숨을몬", "숨을못"),
 )
 
 # Word lists the patterns below are built from (kept here so a reviewer reads them once).
@@ -163,6 +170,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\blips (?:are )?(?:turning|turned|going) blue\b|\b(?:about|going) to pass out\b"
      r"|\bworst headache of my life\b|\bblood everywhere\b|\bbleeding (?:wont|will not|doesnt) stop\b"
      r"|\bchest (?:feels|is) (?:tight|heavy|crushed|like)\b|\bheart is (?:racing|pounding) and\b", NEGATABLE),
+    *MEDICAL_MORE,
     # --- self_harm: wishes to die, suicide, methods, passive death wishes -------------------
     ("want_to_die", SELF_HARM, "ko", r"죽고(?:만)?(?:싶|파|잡|접)|죽을(?:란다|란께|랑께|끼다|기다)|죽어뿌|죽어삐", HEDGED),
     ("die_away", SELF_HARM, "ko",
@@ -217,7 +225,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:수면제|농약|제초제|쥐약|살충제|락스)(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창|사|몰래)*"
      r"(?:모아|모으|털어넣|삼켜버릴|먹고죽|마시고죽|먹어버릴|마셔버릴|마시고싶|먹을까|마실까)"
      r"|약(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)+(?:털어넣|삼켜버릴|먹고죽|먹어버릴|먹을까)"
-     r"|손목(?:을)?(?:긋|그었|그을|자르|그어|그으)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩)?모아(?:놨|뒀|두|놓)"
+     r"|손목(?:을)?(?:긋|그었|그을|자르|그어|그으)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩|한움큼|한가득|몇달치|한달치)?모아(?:놨|뒀|두|놓)"
      r"|유서(?:를|도)?(?:써|썼|쓰)|(?:오늘밤에?|이밤에?)(?:다|모든걸|모두|전부)?끝내(?:버릴|버리|려고|고싶)"
      r"|(?:다|모든걸|모두|전부)끝내버리(?:고싶|려고|겠)|(?:다|모든걸)끝내버릴(?:거|래|게)", HEDGED),
     ("follow_the_dead", SELF_HARM, "ko",
@@ -250,6 +258,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\bcant go on (?:living|like this|anymore)\b|\bgave away my (?:things|stuff|belongings)\b"
      r"|\b(?:take|swallow) (?:them all|all (?:of )?(?:my|the) (?:pills|tablets)) at once\b"
      r"|\bsaving up (?:my )?pills\b|\busing it on myself\b|\btake my own life\b", HEDGED),
+    *SELF_HARM_MORE,
     # --- abuse: hitting, threats, confinement, neglect, money taken -------------------------
     ("hit_me", ABUSE, "ko", rf"(?:{_ME})(?:{_OFTEN})*(?:{_HIT})", NEGATABLE),
     ("someone_hits", ABUSE, "ko",
@@ -369,7 +378,8 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
      r"(?:은|는|을|를|도|이|가)?(?:이제|그만|빨리|얼른|다|좀|오늘|모두|전부)*끝(?:내|났|나)"),
     ("dying_to", "en",
      r"\bdying (?:to|for|of laughter)\b|\bdie (?:laughing|of laughter|of embarrassment)\b"
-     r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"),
+     r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"
+     r"|\boverdos(?:e|ed|ing) on (?:coffee|caffeine|sugar|chocolate|tv|netflix|cake|sweets|candy)\b"),
     ("for_me", "en", r"\b(?:took|takes|take|collects|picks up) my (?:\w+ ){1,6}?for me\b"),
     ("nearly_a_heart_attack", "en", r"\b(?:nearly|almost) (?:had|gave me) a heart attack\b|\bgave me a heart attack\b"),
     ("had_it_before", "en",
