@@ -67,7 +67,7 @@ _HARM = ("때리|밀치|꼬집|걷어차|조르|윽박지르|협박|위협|괴�
          "폭행|폭언|패|할퀴|발길질|손찌검|쥐어박|짓밟|구타|내쫓")
 _MONEY = "돈|연금|통장|카드|도장|인감|땅|집문서|문서|적금|예금|명의|보험금|월급|재산|용돈"
 _VALUABLES = _MONEY + "|패물|귀금속|금반지|반지|금목걸이|목걸이|시계|집"
-_TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯"
+_TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯|찾아가|인출"
 _PILLS = "수면제|신경안정제|안정제|진통제|혈압약|당뇨약|알약|약|농약|제초제"
 _LEISURE = "꿈|영화|드라마|장면|뉴스|게임|놀이|장난|시늉|흉내|연기|소설|책|만화|티비|tv|얘기|이야기"
 
@@ -103,6 +103,11 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("bleeding_on", MEDICAL, "ko", "피|출혈", "계속|!멈추|철철|펑펑|쏟|콸콸|많이|안멈추",
           unless="코피|조금|살짝|멍"),
     _rule("bad_burn", MEDICAL, "ko", "데|화상", "심하|크게|뜨겁|끓|물집|온몸"),
+    _rule("sudden_blind", MEDICAL, "ko", "눈|시야|한쪽눈", "!보이", "갑자기", unless=_LEISURE),
+    _rule("hit_by_car", MEDICAL, "ko", "차|트럭|오토바이|버스|자동차|택시", "치이",
+          unless="뻔|" + _LEISURE),
+    _rule("limbs_gave_way", MEDICAL, "ko", "힘", "빠지|풀리", "주저앉|쓰러지", unless="뻔|" + _LEISURE),
+    _rule("scald", MEDICAL, "ko", "뜨겁|끓", "쏟|엎|붓|튀", "벗겨지|물집|화상"),
     _rule("low_sugar", MEDICAL, "ko", "혈당|저혈당", "떨어지|낮", "떨리|정신|어지럽|식은땀|쓰러지"),
     _rule("fall_stuck_en", MEDICAL, "en", "fall|slip|trip|collapse|fell",
           "!get|move|stand|reach", unless="asleep|love|behind|apart|for"),
@@ -139,7 +144,8 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("save_pills_en", SELF_HARM, "en", "save|saving|hoard|stockpile|collect",
           "pill|tablet|med|medicine|medication|painkiller"),
     # --- abuse -----------------------------------------------------------------------------
-    _rule("person_harms", ABUSE, "ko", _PERSON, _HARM, unless=_LEISURE + "|멍|모기|파리|공|북|장난감|망치|못"),
+    _rule("person_harms", ABUSE, "ko", _PERSON, _HARM,
+          unless=_LEISURE + "|멍|모기|파리|공|북|장난감|망치|못|달"),
     _rule("person_pushes", ABUSE, "ko", _PERSON, "밀|밀치", "넘어지|부딪히|다치|멍|벽|바닥|쓰러지",
           unless="휠체어|유모차|수레|카트|" + _LEISURE),
     _rule("person_throws", ABUSE, "ko", _PERSON, "던지", "물건|그릇|접시|컵|리모컨|의자|재떨이|병",
@@ -151,6 +157,8 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("rough_handling", ABUSE, "ko", _PERSON, "거칠|함부로|세게|난폭", "다루|대하|잡|끌"),
     _rule("takes_money", ABUSE, "ko", _PERSON, _MONEY, _TAKE, unless="장|심부름|대신|도와주|사다주|정리|관리"),
     _rule("in_my_name", ABUSE, "ko", "명의", "대출|카드|만들|빌리|팔|보증"),
+    _rule("loan_in_my_name", ABUSE, "ko", _PERSON, "이름", "대출|빚|보증"),
+    _rule("deed_moved", ABUSE, "ko", _PERSON, "명의|집문서|땅문서|인감", "돌리|넘기|옮기|바꾸"),
     _rule("seal_used", ABUSE, "ko", "도장|인감", "대출|보증|몰래|맘대로|마음대로|허락"),
     _rule("without_leave", ABUSE, "ko", _VALUABLES, "허락|몰래|맘대로|마음대로|함부로",
           "쓰|빼|가져가|팔|찾"),

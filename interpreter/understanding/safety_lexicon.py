@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from .safety_phrases import (
     ABUSE,
+    ABUSE_MORE,
     HEDGED,
     MEDICAL,
     MEDICAL_MORE,
@@ -198,7 +199,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:나|저|내)하나(?:없어져도|죽어도|사라져도|없어도)|(?:사라져|없어져)버리고(?:싶|파)"
      r"|(?:모든게|모든것이|이모든게|인생이|삶이|내인생이|다)끝났으면(?:좋겠|싶|해)"
      r"|(?:왜|뭐하러|무엇때문에|뭘위해|무엇을위해)(?:더|계속)?살아야(?:하는지|되는지|하나|돼|해|하지|할지)"
-     r"|(?:높은데서|옥상에서|높은곳에서|창문에서|베란다에서|다리에서)(?:떨어지면|뛰어내리면)(?:덜아플|안아플|죽을|편할|끝날|아플까)"
+     r"|(?:높은데서|옥상에서|높은곳에서|창문에서|베란다에서|다리에서|고층에서|아파트에서|건물에서|층에서)(?:떨어지면|뛰어내리면)(?:바로|한번에|확실히)?(?:덜아플|안아플|죽을|죽겠|편할|끝날|아플까)"
      r"|(?:물건|물건들|재산|살림|소지품)(?:을|들을|도)?(?:다|전부|모두)(?:나눠주|나눠줬|나눠|처분)"
      r"|죽으면(?:편할까|편하겠|편할텐데|좋겠|나을까|끝날까|다끝|그만)|죽을용기(?:가|만|도|는)?"
      r"|(?:아무)?(?:의미|희망|낙|보람)(?:도|가)?없는(?:삶|인생)"
@@ -214,7 +215,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("suicide", SELF_HARM, "ko",
      r"자살(?:하고|할|하려|해|하면|생각|충동|시도|하는게|해버리|밖에|각)|극단적(?:인)?(?:선택|생각)"
      r"|목숨(?:을)?(?:끊|버리)|목(?:을)?매(?:달|고|어|려|고싶|면|는)|스스로(?:목숨|생을)"
-     r"|생을마감|삶을(?:끝내|마감|포기)|인생(?:을)?(?:끝내고|포기하고|마감하고)", HEDGED),
+     r"|생을마감|삶을(?:끝내|마감|포기|그만두|그만하|내려놓)|인생(?:을)?(?:끝내고|포기하고|마감하고)", HEDGED),
     ("disappear", SELF_HARM, "ko",
      r"사라지고(?:싶|파)|없어지고(?:싶|파)|없어졌으면(?:좋겠|싶)|(?:내가|제가)없어지면"
      r"|자다가(?:그냥)?(?:안깼으면|안깨어났으면|깨지않았으면|죽었으면|갔으면|떠났으면)"
@@ -328,6 +329,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\b(?:afraid|scared) of my (?:son|daughter|husband|wife|caregiver|carer|grandson)\b"
      r"|\b(?:wont|doesnt|dont|does not|will not) (?:let me eat|feed me|give me food)\b"
      r"|\b(?:will|going to|wants to|said he would|said she would) kill me\b", NEGATABLE),
+    *ABUSE_MORE,
 )
 
 # (name, script, pattern): masked before the entries are tried.
@@ -360,7 +362,7 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     ("no_need_to_feed", "ko", r"(?:안|못)줘도(?:돼|되|괜찮)"),
     ("eye_twitch", "ko", r"눈(?:밑|꺼풀|가)?(?:에)?(?:이)?경련"),
     ("dreamt_or_watched", "ko",
-     r"(?:때리|때린|죽는|죽은|뛰어내리는|넘어지는|쓰러지는|맞는)[가-힣]{0,2}(?:꿈|영화|드라마|장면|흉내|시늉|척)"),
+     r"(?:때리|때린|죽는|죽은|뛰어내리는|넘어지는|쓰러지는|맞는|목을매는|목매는|매는)[가-힣]{0,2}(?:꿈|영화|드라마|장면|흉내|시늉|척)"),
     ("heart_stopped_in_surprise", "ko",
      r"심장(?:이)?(?:멎는|멈추는|떨어지는|내려앉는|터지는)(?:줄|것같|듯)|(?:놀라|놀래|깜짝)[가-힣]{0,4}심장(?:이)?(?:멎|멈)"),
     ("so_tired_i_could_collapse", "ko",
@@ -381,7 +383,13 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
      r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"
      r"|\boverdos(?:e|ed|ing) on (?:coffee|caffeine|sugar|chocolate|tv|netflix|cake|sweets|candy)\b"),
     ("for_me", "en", r"\b(?:took|takes|take|collects|picks up) my (?:\w+ ){1,6}?for me\b"),
-    ("nearly_a_heart_attack", "en", r"\b(?:nearly|almost) (?:had|gave me) a heart attack\b|\bgave me a heart attack\b"),
+    ("nearly_a_heart_attack", "en", r"\b(?:nearly|almost) (?:had|gave me) a heart attack\b|\bgave me a heart attack\b"
+     r"|\b(?:nearly|almost) (?:fainted|passed out|died|had a stroke) (?:at|when|over|from)\b"),
+    ("choking_on_prices", "en",
+     r"\bchoking on (?:the |these |those |this |your |all )?(?:fees|prices|price|costs|bill|charges|dust)\b"
+     r"|\bcant breathe in (?:this|these|that|those|the) (?:masks?|shirts?|jeans|dress|heat|tops?|jackets?|collar)\b"),
+    ("about_suicide", "en", r"\bsuicide (?:prevention|awareness|hotline|helpline|squad)\b"
+     r"|\b(?:documentary|film|movie|book|article|show|episode|podcast) (?:about|on) suicide\b"),
     ("had_it_before", "en",
      r"\b(?:had|used to have) (?:chest pains?|a stroke|a heart attack|a seizure|a fall)(?: \w+){0,3}? "
      r"(?:ago|last (?:year|month|week|time|winter|summer)|before|once|back then)\b"),
