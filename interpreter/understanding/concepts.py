@@ -15,11 +15,12 @@ import re
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
-            "bitcoin cheque check installment installments applepay googlepay american "
+            "bitcoin cheque installment installments applepay googlepay american "
             "express maestro venmo gpay",
     "=accept": "accept support allow take use",
     "=refund": "refund reimburse reimbursement return exchange",
     "=money": "money",
+    "=forget": "forget forgot remember recall",
     "=order": "order purchase item stuff thing product package parcel shipment box",
     "=arrive": "arrive come reach show receive",
     "=late": "late overdue delay delayed wait waiting still yet",
@@ -85,4 +86,7 @@ STOP_LEMMAS = frozenset((
     "its", "thats", "whats", "hi", "hello", "hey", "ok", "okay", "yes", "no", "again", "also",
     "now", "up", "out", "about", "if", "but", "than", "then", "very", "really",
     "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s", "into", "onto",
+    # hedges and vague words: they say how sure the speaker is, not what is asked
+    "think", "guess", "seem", "believe", "maybe", "perhaps", "probably", "actually",
+    "something", "anything", "these", "those",
 ))

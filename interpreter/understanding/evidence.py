@@ -19,7 +19,10 @@ utterance with a different number of negations (`morph.NEG`): "I don't want to c
 "cancel my order", "I don't want my order anymore" is no "I want my order". With
 `questions=False` (Korean), a question (`morph.WH`) is not similar to an example that asks
 nothing: "보내는 사람이 누구야" asks who, it is no "보내는 사람 바꿀래요". English keeps them
-similar: its requests are often questions ("where's my order" for "track my order").
+similar: its requests are often questions ("where's my order" for "track my order"). Likewise
+with `past` (Korean: word -> said in the past tense), an utterance whose last word is in the
+past is not similar to an example whose last word is not: "메일 잘 썼네" and "취소된 줄
+알았어요" tell what was, they ask nothing; "이름이 틀렸어요" still meets "이메일이 틀렸어요".
 Standard library only; nothing here knows about programs or the engine.
 """
 
@@ -77,14 +80,19 @@ class LemmaIndex:
     """Examples as weighted unit sets; `scores` rates an utterance against every intent."""
 
     def __init__(self, examples: Iterable[tuple[int, list[str]]],
-                 analyse: Callable[[str], tuple[str, ...]], questions: bool = True):
+                 analyse: Callable[[str], tuple[str, ...]], questions: bool = True,
+                 past: Callable[[str], int] | None = None):
         self._analyse = analyse
         self._questions = questions  # whether a question may be near an example that asks nothing
+        self._past = past  # Korean: whether a word is said in the past tense
+        self._past_examples: set[int] = set()  # examples whose last word is in the past
         self._examples: list[_Example] = []
         self.unitless: set[int] = set()  # intents with an example of no unit ("안 할래요")
         for intent, words in examples:
             units, negations = units_of(map(analyse, words))
             if units:
+                if past is not None and words and past(words[-1]):
+                    self._past_examples.add(len(self._examples))
                 self._examples.append(_Example(intent, units, negations))
             else:
                 self.unitless.add(intent)
@@ -108,6 +116,14 @@ class LemmaIndex:
         """How many units of an utterance no example of any intent has."""
         return sum(1 for unit in self.units(words) if unit not in self._weight)
 
+    def strict(self, words: list[str]) -> bool:
+        """Whether only examples the lemma tier itself finds similar may count for `words`: a
+        Korean question (its last word asks) or an utterance in the past (`scores` rules out the other examples,
+        so the character tiers must not bring them back)."""
+        if self._questions or not words:
+            return False  # the question is its predicate: "뭐였지", not "어디로 갈지 모르겠어요"
+        return WH in self._analyse(words[-1]) or bool(self._past and self._past(words[-1]) == 2)
+
     def weight(self, unit: str) -> float:
         return self._weight.get(unit, UNKNOWN)
 
@@ -119,6 +135,7 @@ class LemmaIndex:
         if not touched:
             return {}
         said_weight = sum(map(self.weight, said))
+        in_past = bool(self._past and words and self._past(words[-1]) == 2)
         best: dict[int, float] = {}
         for number in touched:
             example = self._examples[number]
@@ -128,6 +145,8 @@ class LemmaIndex:
                                                                    self._weight):
                 continue
             if not self._questions and WH in said and WH not in example.units:
+                continue
+            if in_past and number not in self._past_examples:
                 continue
             common = sum(self.weight(u) for u in shared)
             missing = sum(self.weight(u) for u in example.units - said)

@@ -58,6 +58,9 @@ MAX_CANDIDATES = 3
 # said is. English only: short Korean requests ("피곤해서 이만 쉴게요") often hold one unit
 # examples lack, and the floor cost the labelled set 0.920 -> 0.805 intent recall.
 TIER_LEMMA_FLOOR = {"en": 0.01}
+# ... and in any language when the lemma tier rules examples out by their kind (a Korean
+# question or past statement, `LemmaIndex.strict`): some example of the intent must be similar.
+STRICT_FLOOR = 0.01
 
 def _bigrams(compact: str) -> frozenset[str]:
     if len(compact) < 2:
@@ -211,7 +214,8 @@ class IntentMatcher:
         """The lemma tier, built at the first turn (the analyser loads off `mgi run`'s path)."""
         if self._lemmas is None:
             self._lemmas = LemmaIndex(self._example_words, morph.analyser(self.language),
-                                      questions=morph.primary(self.language) == "en")
+                                      questions=morph.primary(self.language) == "en",
+                                      past=morph.said_in_past(self.language))
         return self._lemmas
 
     def match(self, raw: str, spaced: str, words: list[str]) -> IntentReading:
@@ -233,6 +237,8 @@ class IntentMatcher:
         unitless = index.unitless if index is not None and not index.units(words) else ()
         floor = TIER_LEMMA_FLOOR.get(morph.primary(self.language), 0.0) \
             if index is not None and index.unknown(words) else 0.0
+        if index is not None and index.strict(words):
+            floor = max(floor, STRICT_FLOOR)
         for order, example in self._candidates(_bigrams(compact)):
             score = example.score(spaced, compact, words)
             if score == STEMS_SCORE and not _lemma_backed(order, lemmas, unitless, floor):
