@@ -108,6 +108,8 @@ RULES: tuple[LemmaRule, ...] = (
           unless="뻔|" + _LEISURE),
     _rule("limbs_gave_way", MEDICAL, "ko", "힘", "빠지|풀리", "주저앉|쓰러지", unless="뻔|" + _LEISURE),
     _rule("scald", MEDICAL, "ko", "뜨겁|끓", "쏟|엎|붓|튀", "벗겨지|물집|화상"),
+    _rule("chest_and_arm", MEDICAL, "ko", "가슴|심장", "답답|조이|아프|뻐근", "왼팔|팔|어깨|턱",
+          "저리|아프|마비", unless="소식|얘기|이야기|슬프|" + _LEISURE),
     _rule("sick_confused", MEDICAL, "ko", "불덩이|고열|토하|구토|설사|쓰러지|경련", "정신", "!차리"),
     _rule("sick_dazed", MEDICAL, "ko", "불덩이|고열|토하|구토|설사", "정신", "없|잃|혼미|오락가락"),
     _rule("low_sugar", MEDICAL, "ko", "혈당|저혈당", "떨어지|낮", "떨리|정신|어지럽|식은땀|쓰러지"),
