@@ -22,14 +22,15 @@ _CLASSES = {
     "=money": "money",
     "=forget": "forget forgot remember recall",
     "=order": "order purchase item stuff thing product package parcel shipment box",
-    "=arrive": "arrive come reach show receive",
-    "=late": "late overdue delay delayed wait waiting still yet",
+    "=arrive": "arrive come reach show receive expect",
+    "=late": "late overdue delay delayed wait waiting still yet lose lost missing",
     "=track": "track tracking status eta whereabouts transit dispatch",
     "=login": "login log sign signin password username credential credentials verification "
               "lock locked unlock hack hacked access recover account block blocked suspend "
               "suspended disable disabled freeze frozen logon otp 2fa",
     "=cancel": "cancel void undo scrap stop cancellation cancell",
-    "=address": "address street zip postcode apartment destination",
+    "=address": "address street zip postcode apartment destination office home house",
+    "=other": "another other different new instead else",
     "=change": "change update edit modify fix correct redirect switch move",
     "=wrong": "wrong mistake incorrect error",
     "=human": "human person agent representative operator someone somebody staff manager "
