@@ -83,12 +83,14 @@ def units_of(lemma_lists: Iterable[tuple[str, ...]]) -> tuple[frozenset[str], in
 
 
 def _enough(example: frozenset[str], shared: frozenset[str], said: frozenset[str],
-            known: dict[str, float]) -> bool:
+            known: dict[str, float], lone_verb: bool = False) -> bool:
     """Evidence enough to weigh an example at all: two shared units, or an example of one
     unit said in an utterance of at most two units that examples know ("cancel it",
     "refund please"), so that one topic word among others ("my password is safe", "open the
-    door") is not read as a request about it."""
-    if len(shared) >= 2:
+    door") is not read as a request about it. In Korean (`lone_verb`) an utterance that is one
+    verb an example has ("이제 끊어요" for "전화 끊을게") is enough too: a noun alone is not
+    ("얘기하자" is no "그만 얘기하자")."""
+    if len(shared) >= 2 or lone_verb and len(shared) == 1:
         return True
     return len(example) == 1 and len(shared) == 1 and len(said) <= 2 and \
         all(unit in known for unit in said)
@@ -99,7 +101,9 @@ class LemmaIndex:
 
     def __init__(self, examples: Iterable[tuple[int, list[str]]],
                  analyse: Callable[[str], tuple[str, ...]], questions: bool = True,
-                 past: Callable[[str], int] | None = None, weights: Weights = DEFAULT_WEIGHTS):
+                 past: Callable[[str], int] | None = None, weights: Weights = DEFAULT_WEIGHTS,
+                 verb: Callable[[str], bool] | None = None):
+        self._verb = verb  # Korean: whether a word holds a content verb
         self._analyse = analyse
         self._weights = weights
         self._questions = questions  # whether a question may be near an example that asks nothing
@@ -155,13 +159,15 @@ class LemmaIndex:
             return {}
         said_weight = sum(map(self.weight, said))
         in_past = bool(self._past and words and self._past(words[-1]) == 2)
+        lone_verb = self._verb is not None and len(said) == 1 and any(
+            self._verb(w) and units_of([self._analyse(w)])[0] == said for w in words)
         best: dict[int, float] = {}
         for number in touched:
             example = self._examples[number]
             shared = example.units & said
             best.setdefault(example.intent, 0.0)  # touched: some unit of it was said
             if example.negations != negations or not _enough(example.units, shared, said,
-                                                                   self._weight):
+                                                                   self._weight, lone_verb):
                 continue
             if not self._questions and WH in said and WH not in example.units:
                 continue

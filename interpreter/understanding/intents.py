@@ -220,6 +220,7 @@ class IntentMatcher:
             self._lemmas = LemmaIndex(self._example_words, morph.analyser(self.language),
                                       questions=morph.primary(self.language) == "en",
                                       past=morph.said_in_past(self.language),
+                                      verb=morph.said_as_verb(self.language),
                                       weights=WEIGHTS.get(morph.primary(self.language), DEFAULT_WEIGHTS))
         return self._lemmas
 

@@ -227,6 +227,18 @@ def said_in_past(language: str) -> Callable[[str], int] | None:
     return in_past
 
 
+_KO_VERBS = frozenset(("VV", "VA", "VV-R", "VV-I", "VA-R", "VA-I"))
+
+
+def said_as_verb(language: str) -> Callable[[str], bool] | None:
+    """For Korean, word -> whether a content verb or adjective is in it ("끊어요", not
+    "얘기하자", whose verb is the light 하다); None for another language."""
+    if primary(language) != "ko":
+        return None
+    read = morphemes(language)
+    return lambda word: any(tag in _KO_VERBS and form not in _KO_LIGHT for form, tag in read(word))
+
+
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:
     """The word -> lemmas function of `language`, waiting for it to load."""
     return _LOADERS[primary(language)].get().lemmas
