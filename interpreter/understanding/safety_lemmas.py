@@ -80,8 +80,8 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("face_droop", MEDICAL, "ko", "얼굴|입|입꼬리|눈꺼풀", "돌아가|처지|비뚤어지|일그러지|마비",
           unless="살|피부|주름|나이|늙|표정|화장"),
     _rule("one_side_weak", MEDICAL, "ko", "한쪽|반쪽|왼쪽|오른쪽|편측",
-          "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들"),
-    _rule("sudden_weakness", MEDICAL, "ko", "갑자기", "팔다리|팔|다리|몸|손|온몸|한쪽", "빠지|풀리|마비|저리",
+          "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들|끌|질질"),
+    _rule("sudden_weakness", MEDICAL, "ko", "갑자기", "팔다리|팔|다리|몸|손|온몸|한쪽", "빠지|풀리|마비|저리|끌|질질",
           unless="살|체중|몸무게|털|머리카락|" + _LEISURE),
     _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽|침"
           "|쓰러지|저리", unless="기|어이|욕|대답|" + _LEISURE),
@@ -92,7 +92,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("dizzy_stuck", MEDICAL, "ko", "어지럽|현기증|어지러움", "!걷|서|일어나|움직이|일어서"),
     _rule("sudden_dark", MEDICAL, "ko", "눈앞|눈|앞", "캄캄|깜깜|캄캄하|깜깜하", "갑자기"),
     _rule("fall_head", MEDICAL, "ko", _FALL, "머리", "부딪히|박|찧", unless="뻔|" + _LEISURE),
-    _rule("cold_sweat", MEDICAL, "ko", "식은땀|땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장|떨리|혈당|당뇨"
+    _rule("cold_sweat", MEDICAL, "ko", "식은땀|땀", "가슴|숨|어지럽|쓰러지|주저앉|토하|팔|답답|심장|떨리|혈당|당뇨"
           "|당뇨약|약|정신|창백", unless="꿈|악몽|운동|덥|더위|사우나|목욕|찜질|" + _LEISURE),
     _rule("high_fever", MEDICAL, "ko", "열|고열", "끓|펄펄|높", "정신|의식|헛소리|경련|몸부림|못알아보"),
     _rule("thunder_headache", MEDICAL, "ko", "머리", "깨지|터지|쪼개지", "토하|구토|갑자기|평생",
