@@ -52,6 +52,7 @@ from .safety_phrases import (
     MEDICAL,
     MEDICAL_MORE,
     NEGATABLE,
+    PEOPLE,
     SELF_HARM,
     SELF_HARM_MORE,
 )
@@ -63,9 +64,7 @@ FOLDS: tuple[tuple[str, str], ...] = (
 )
 
 # Word lists the patterns below are built from (kept here so a reviewer reads them once).
-_PEOPLE = ("아들|딸|며느리|사위|남편|아내|마누라|영감|할멈|손자|손녀|자식|자식들|자녀|아들놈|"
-           "큰아들|작은아들|큰딸|막내|형|오빠|언니|누나|동생|조카|보호사|요양보호사|간병인|"
-           "도우미|직원|간호사|요양사|복지사|그사람|그놈|그인간|그녀석|누가|사람들|애들|옆집사람|이웃")
+_PEOPLE = PEOPLE
 _ME = "나를|저를|날|절|나|저|내몸을|제몸을"
 _OFTEN = ("자꾸|또|맨날|매일|막|마구|심하게|늘|계속|가끔|때때로|툭하면|날마다|걸핏하면|술만먹으면|술먹고|"
           "술마시고|술마시면|술먹으면|취하면|화나면|화가나면")
