@@ -69,6 +69,32 @@ def test_the_issues_support_questions_find_their_intent(text, intent):
     assert parse("support_bot", "menu", text, with_patterns=False).intent == intent
 
 
+@pytest.mark.parametrize("scenario, node, text", [
+    ("email_compose", "confirming", "메일 잘 썼네"),  # praise of what was written
+    ("clinic", "collect_visit_info", "취소된 줄 알았어요"),  # what the user thought
+    ("email_compose", "modify_menu", "받는 사람이 누구였지"),  # a question, no change
+])
+def test_a_korean_past_statement_or_question_asks_for_nothing(scenario, node, text):
+    assert parse(scenario, node, text, with_patterns=False).intent is None
+
+
+@pytest.mark.parametrize("scenario, node, text, intent", [
+    ("clinic", "confirm_booking", "이름이 틀렸어요", "user_wants_to_modify"),  # a state now
+    ("senimate", "general_conversation", "이제 끊어요", "user_wants_to_end"),  # one verb
+    ("email_compose", "modify_recipient", "바꾸지 마", "keep_as_is"),  # "-지 마" negates
+    ("support_bot", "menu", "I think my account was hacked", "account_access"),  # a hedge
+])
+def test_past_states_lone_verbs_and_hedges_keep_their_intent(scenario, node, text, intent):
+    assert parse(scenario, node, text, with_patterns=False).intent == intent
+
+
+def test_a_word_ma_alone_is_a_negation_and_a_past_of_a_state_is_told_apart():
+    analyse, past = morph.analyser("ko"), morph.said_in_past("ko")
+    assert analyse("마") == (morph.NEG,)
+    assert (past("썼네"), past("틀렸어요"), past("보내")) == (2, 1, 0)
+    assert morph.said_in_past("en") is None and morph.said_as_verb("en") is None
+
+
 @pytest.mark.parametrize("with_patterns", [True, False], ids=["patterns", "examples only"])
 def test_a_strikethrough_is_no_cancel(with_patterns):
     result = parse("clinic", "collect_visit_info", "취소선이 뭐예요", with_patterns)

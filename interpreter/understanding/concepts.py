@@ -15,20 +15,22 @@ import re
 _CLASSES = {
     # English: what a customer of a shop asks about
     "=pay": "pay payment card mastercard visa amex paypal klarna cash debit credit crypto "
-            "bitcoin cheque check installment installments applepay googlepay american "
+            "bitcoin cheque installment installments applepay googlepay american "
             "express maestro venmo gpay",
     "=accept": "accept support allow take use",
     "=refund": "refund reimburse reimbursement return exchange",
     "=money": "money",
+    "=forget": "forget forgot remember recall",
     "=order": "order purchase item stuff thing product package parcel shipment box",
-    "=arrive": "arrive come reach show receive",
-    "=late": "late overdue delay delayed wait waiting still yet",
+    "=arrive": "arrive come reach show receive expect",
+    "=late": "late overdue delay delayed wait waiting still yet lose lost missing",
     "=track": "track tracking status eta whereabouts transit dispatch",
     "=login": "login log sign signin password username credential credentials verification "
               "lock locked unlock hack hacked access recover account block blocked suspend "
               "suspended disable disabled freeze frozen logon otp 2fa",
     "=cancel": "cancel void undo scrap stop cancellation cancell",
-    "=address": "address street zip postcode apartment destination",
+    "=address": "address street zip postcode apartment destination office home house",
+    "=other": "another other different new instead else",
     "=change": "change update edit modify fix correct redirect switch move",
     "=wrong": "wrong mistake incorrect error",
     "=human": "human person agent representative operator someone somebody staff manager "
@@ -85,4 +87,7 @@ STOP_LEMMAS = frozenset((
     "its", "thats", "whats", "hi", "hello", "hey", "ok", "okay", "yes", "no", "again", "also",
     "now", "up", "out", "about", "if", "but", "than", "then", "very", "really",
     "too", "all", "one", "know", "tell", "give", "guy", "guys", "anymore", "s", "into", "onto",
+    # hedges and vague words: they say how sure the speaker is, not what is asked
+    "think", "guess", "seem", "believe", "maybe", "perhaps", "probably", "actually",
+    "something", "anything", "these", "those",
 ))

@@ -140,8 +140,9 @@ def _korean_lemmas(tagged: Morphemes) -> tuple[str, ...]:
             found.pop()  # "옮겼다는 내용": what the content says, not what is asked
         elif form in _KO_WH:
             found.append(WH)
-        elif form in _KO_NEGATORS and tag in ("MAG", "VX", "VCN", "VA", "VV"):
-            found.append(NEG)
+        elif form in _KO_NEGATORS and tag in ("MAG", "VX", "VCN", "VA", "VV") or \
+                (form == "마" and tag == "IC" and len(tagged) == 1):
+            found.append(NEG)  # a word "마" alone is the "-지 마" of the word before it
         elif tag in _KO_CONTENT and form not in _KO_LIGHT:
             found.append(form)
         last_tag = tag
@@ -202,6 +203,40 @@ def load_for(programs) -> None:
         preload_for(program)
     for loader in _LOADERS.values():
         loader.wait()
+
+
+_KO_PAST = frozenset(("었", "았", "였", "ㅆ"))
+# Verbs whose past tells a present state: "날짜가 틀렸어요" says the date is wrong now.
+_KO_STATES = frozenset(("틀리", "잘못", "잘못되", "늦", "고장", "망가지", "바뀌"))
+
+
+def said_in_past(language: str) -> Callable[[str], int] | None:
+    """For Korean, word -> 2 when its morphemes hold a past-tense ending that tells what was
+    ("썼네", "알았어요"), 1 for the past of a verb that tells a state now (`_KO_STATES`:
+    "틀렸어요"), 0 for no past; None for another language (English requests are often in the
+    past: "I forgot my password")."""
+    if primary(language) != "ko":
+        return None
+    read = morphemes(language)
+
+    def in_past(word: str) -> int:
+        tagged = read(word)
+        if not any(tag == "EP" and form in _KO_PAST for form, tag in tagged):
+            return 0
+        return 1 if any(form in _KO_STATES for form, _ in tagged) else 2
+    return in_past
+
+
+_KO_VERBS = frozenset(("VV", "VA", "VV-R", "VV-I", "VA-R", "VA-I"))
+
+
+def said_as_verb(language: str) -> Callable[[str], bool] | None:
+    """For Korean, word -> whether a content verb or adjective is in it ("끊어요", not
+    "얘기하자", whose verb is the light 하다); None for another language."""
+    if primary(language) != "ko":
+        return None
+    read = morphemes(language)
+    return lambda word: any(tag in _KO_VERBS and form not in _KO_LIGHT for form, tag in read(word))
 
 
 def analyser(language: str) -> Callable[[str], tuple[str, ...]]:

@@ -67,7 +67,7 @@ _HARM = ("때리|밀치|꼬집|걷어차|조르|윽박지르|협박|위협|괴�
          "폭행|폭언|패|할퀴|발길질|손찌검|쥐어박|짓밟|구타|내쫓")
 _MONEY = "돈|연금|통장|카드|도장|인감|땅|집문서|문서|적금|예금|명의|보험금|월급|재산|용돈"
 _VALUABLES = _MONEY + "|패물|귀금속|금반지|반지|금목걸이|목걸이|시계|집"
-_TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯"
+_TAKE = "가져가|빼앗|뺏|훔치|가로채|빼돌리|빼가|갈취|뜯|찾아가|인출"
 _PILLS = "수면제|신경안정제|안정제|진통제|혈압약|당뇨약|알약|약|농약|제초제"
 _LEISURE = "꿈|영화|드라마|장면|뉴스|게임|놀이|장난|시늉|흉내|연기|소설|책|만화|티비|tv|얘기|이야기"
 
@@ -76,12 +76,12 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("fall_stuck", MEDICAL, "ko", _FALL, _RISE, unless="뻔|" + _LEISURE),
     _rule("fall_lying", MEDICAL, "ko", _FALL, "눕|누워", "바닥|땅|아직|계속|혼자|밤새"),
     _rule("fall_broken", MEDICAL, "ko", _FALL, "뼈|다리|팔|손목|허리|골반|고관절|머리",
-          "부러지|금가|피|깨지|찢어지"),
+          "부러지|금가|피|깨지|찢어지|꺾이"),
     _rule("face_droop", MEDICAL, "ko", "얼굴|입|입꼬리|눈꺼풀", "돌아가|처지|비뚤어지|일그러지|마비",
           unless="살|피부|주름|나이|늙|표정|화장"),
     _rule("one_side_weak", MEDICAL, "ko", "한쪽|반쪽|왼쪽|오른쪽|편측",
-          "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들"),
-    _rule("sudden_weakness", MEDICAL, "ko", "갑자기", "팔다리|팔|다리|몸|손|온몸|한쪽", "빠지|풀리|마비|저리",
+          "팔|다리|팔다리|몸|얼굴|손|발", "마비|저리|힘|감각|!움직이|들|끌|질질"),
+    _rule("sudden_weakness", MEDICAL, "ko", "갑자기", "팔다리|팔|다리|몸|손|온몸|한쪽", "빠지|풀리|마비|저리|끌|질질",
           unless="살|체중|몸무게|털|머리카락|" + _LEISURE),
     _rule("speech_lost", MEDICAL, "ko", "!말|발음", "갑자기|입|얼굴|팔|다리|한쪽|손|혀|마비|어지럽|침"
           "|쓰러지|저리", unless="기|어이|욕|대답|" + _LEISURE),
@@ -92,7 +92,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("dizzy_stuck", MEDICAL, "ko", "어지럽|현기증|어지러움", "!걷|서|일어나|움직이|일어서"),
     _rule("sudden_dark", MEDICAL, "ko", "눈앞|눈|앞", "캄캄|깜깜|캄캄하|깜깜하", "갑자기"),
     _rule("fall_head", MEDICAL, "ko", _FALL, "머리", "부딪히|박|찧", unless="뻔|" + _LEISURE),
-    _rule("cold_sweat", MEDICAL, "ko", "식은땀|땀", "가슴|숨|어지럽|쓰러지|토하|팔|답답|심장|떨리|혈당|당뇨"
+    _rule("cold_sweat", MEDICAL, "ko", "식은땀|땀", "가슴|숨|어지럽|쓰러지|주저앉|토하|팔|답답|심장|떨리|혈당|당뇨"
           "|당뇨약|약|정신|창백", unless="꿈|악몽|운동|덥|더위|사우나|목욕|찜질|" + _LEISURE),
     _rule("high_fever", MEDICAL, "ko", "열|고열", "끓|펄펄|높", "정신|의식|헛소리|경련|몸부림|못알아보"),
     _rule("thunder_headache", MEDICAL, "ko", "머리", "깨지|터지|쪼개지", "토하|구토|갑자기|평생",
@@ -103,6 +103,15 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("bleeding_on", MEDICAL, "ko", "피|출혈", "계속|!멈추|철철|펑펑|쏟|콸콸|많이|안멈추",
           unless="코피|조금|살짝|멍"),
     _rule("bad_burn", MEDICAL, "ko", "데|화상", "심하|크게|뜨겁|끓|물집|온몸"),
+    _rule("sudden_blind", MEDICAL, "ko", "눈|시야|한쪽눈", "!보이", "갑자기", unless=_LEISURE),
+    _rule("hit_by_car", MEDICAL, "ko", "차|트럭|오토바이|버스|자동차|택시", "치이",
+          unless="뻔|" + _LEISURE),
+    _rule("limbs_gave_way", MEDICAL, "ko", "힘", "빠지|풀리", "주저앉|쓰러지", unless="뻔|" + _LEISURE),
+    _rule("scald", MEDICAL, "ko", "뜨겁|끓", "쏟|엎|붓|튀", "벗겨지|물집|화상"),
+    _rule("chest_and_arm", MEDICAL, "ko", "가슴|심장", "답답|조이|아프|뻐근", "왼팔|팔|어깨|턱",
+          "저리|아프|마비", unless="소식|얘기|이야기|슬프|" + _LEISURE),
+    _rule("sick_confused", MEDICAL, "ko", "불덩이|고열|토하|구토|설사|쓰러지|경련", "정신", "!차리"),
+    _rule("sick_dazed", MEDICAL, "ko", "불덩이|고열|토하|구토|설사", "정신", "없|잃|혼미|오락가락"),
     _rule("low_sugar", MEDICAL, "ko", "혈당|저혈당", "떨어지|낮", "떨리|정신|어지럽|식은땀|쓰러지"),
     _rule("fall_stuck_en", MEDICAL, "en", "fall|slip|trip|collapse|fell",
           "!get|move|stand|reach", unless="asleep|love|behind|apart|for"),
@@ -124,7 +133,7 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("a_burden", SELF_HARM, "ko", "짐|폐", "없어지|사라지|죽|떠나",
           unless="싸|챙기|옮기|풀|가방|여행|이사|들|무겁|정리|끼치"),
     _rule("bridge_edge", SELF_HARM, "ko", "한강|대교|철로|선로", "다리|대교|난간|위|끝",
-          unless="산책|구경|운동|자전거|걷|사진|공사|버스|차|지나가|건너|택시|지하철|" + _LEISURE),
+          unless="산책|구경|운동|자전거|걷|사진|공사|버스|차|지나가|건너|건느|택시|지하철|" + _LEISURE),
     _rule("charcoal_sleep", SELF_HARM, "ko", "연탄불|연탄|번개탄|숯불|숯", "피우",
           "잠들|죽|영영|영원히|문|닫|테이프", unless="고기|구이|캠핑|난로|보일러|" + _LEISURE),
     _rule("save_pills", SELF_HARM, "ko", "수면제|안정제|신경안정제|진통제", "모으|쌓",
@@ -139,9 +148,12 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("save_pills_en", SELF_HARM, "en", "save|saving|hoard|stockpile|collect",
           "pill|tablet|med|medicine|medication|painkiller"),
     # --- abuse -----------------------------------------------------------------------------
-    _rule("person_harms", ABUSE, "ko", _PERSON, _HARM, unless=_LEISURE + "|멍|모기|파리|공|북|장난감|망치|못"),
+    _rule("person_harms", ABUSE, "ko", _PERSON, _HARM,
+          unless=_LEISURE + "|멍|모기|파리|공|북|장난감|망치|못|달"),
     _rule("person_pushes", ABUSE, "ko", _PERSON, "밀|밀치", "넘어지|부딪히|다치|멍|벽|바닥|쓰러지",
           unless="휠체어|유모차|수레|카트|" + _LEISURE),
+    _rule("person_smashes", ABUSE, "ko", _PERSON, "소리|고함|화|술|욕", "부수|때려부수|깨부수|부서지",
+          unless=_LEISURE),
     _rule("person_throws", ABUSE, "ko", _PERSON, "던지", "물건|그릇|접시|컵|리모컨|의자|재떨이|병",
           unless=_LEISURE),
     _rule("tied_down", ABUSE, "ko", _PERSON, "묶|묶어두|묶어놓", "침대|의자|손|발|팔|다리|휠체어|나|저",
@@ -151,6 +163,8 @@ RULES: tuple[LemmaRule, ...] = (
     _rule("rough_handling", ABUSE, "ko", _PERSON, "거칠|함부로|세게|난폭", "다루|대하|잡|끌"),
     _rule("takes_money", ABUSE, "ko", _PERSON, _MONEY, _TAKE, unless="장|심부름|대신|도와주|사다주|정리|관리"),
     _rule("in_my_name", ABUSE, "ko", "명의", "대출|카드|만들|빌리|팔|보증"),
+    _rule("loan_in_my_name", ABUSE, "ko", _PERSON, "이름", "대출|빚|보증"),
+    _rule("deed_moved", ABUSE, "ko", _PERSON, "명의|집문서|땅문서|인감", "돌리|넘기|옮기|바꾸"),
     _rule("seal_used", ABUSE, "ko", "도장|인감", "대출|보증|몰래|맘대로|마음대로|허락"),
     _rule("without_leave", ABUSE, "ko", _VALUABLES, "허락|몰래|맘대로|마음대로|함부로",
           "쓰|빼|가져가|팔|찾"),
@@ -161,7 +175,7 @@ RULES: tuple[LemmaRule, ...] = (
           "granddaughter|nephew|niece|he|she|they|someone",
           "take|took|steal|stole|drain|empty|use|spend|withdraw",
           "money|pension|savings|card|account|check|cheque",
-          unless="help|manage|for"),
+          unless="help|manage|for|buy|grocery|groceries|shopping|order"),
 )
 
 

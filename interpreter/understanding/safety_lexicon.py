@@ -45,19 +45,26 @@ lets the detector skip masking a text no entry matches.
 
 from __future__ import annotations
 
-NEGATABLE, HEDGED = "negatable", "hedged"
-MEDICAL, SELF_HARM, ABUSE = "medical_emergency", "self_harm", "abuse"
+from .safety_phrases import (
+    ABUSE,
+    ABUSE_MORE,
+    HEDGED,
+    MEDICAL,
+    MEDICAL_MORE,
+    NEGATABLE,
+    PEOPLE,
+    SELF_HARM,
+    SELF_HARM_MORE,
+)
 
 # Spellings folded in the compact form before matching (dialect, typing slips).
 FOLDS: tuple[tuple[str, str], ...] = (
     ("가심", "가슴"), ("일나", "일어나"), ("억수로", "너무"), ("할매", "할머니"), ("시퍼", "싶어"), ("시포", "싶어"), ("십어", "싶어"), ("십다", "싶다"),
-    ("싶퍼", "싶어"), ("주꼬", "죽고"), ("죽겄", "죽겠"), ("몬쉬", "못쉬"), ("숨을몬", "숨을못"),
+    ("싶퍼", "싶어"), ("주꼬", "죽고"), ("죽겄", "죽겠"), ("쥭", "죽"), ("몬쉬", "못쉬"), ("숨을몬", "숨을못"),
 )
 
 # Word lists the patterns below are built from (kept here so a reviewer reads them once).
-_PEOPLE = ("아들|딸|며느리|사위|남편|아내|마누라|영감|할멈|손자|손녀|자식|자식들|자녀|아들놈|"
-           "큰아들|작은아들|큰딸|막내|형|오빠|언니|누나|동생|조카|보호사|요양보호사|간병인|"
-           "도우미|직원|간호사|요양사|복지사|그사람|그놈|그인간|그녀석|누가|사람들|애들|옆집사람|이웃")
+_PEOPLE = PEOPLE
 _ME = "나를|저를|날|절|나|저|내몸을|제몸을"
 _OFTEN = ("자꾸|또|맨날|매일|막|마구|심하게|늘|계속|가끔|때때로|툭하면|날마다|걸핏하면|술만먹으면|술먹고|"
           "술마시고|술마시면|술먹으면|취하면|화나면|화가나면")
@@ -65,7 +72,7 @@ _HIT = ("(?:발로|주먹으로|손으로|막대기로|지팡이로|몽둥이로
         "(?:때려|때리|때렸|때린|때릴|팼|패요|패고|패서|두들겨|밀쳐|밀쳤|밀어서|걷어차|걷어찼|"
         "발로차|발로찼|꼬집|손찌검|폭행|손을대|손대)"
         "|(?:주먹으로|손바닥으로|몽둥이로|지팡이로|막대기로)(?:쳐|쳤|친|치)")
-_INTENSE = "터질것처럼|터질듯이|터질듯|찢어질듯이|찢어질것처럼|너무|많이|정말|진짜|갑자기|꽉|콱|턱|막|엄청|좀|되게|심하게|계속|자꾸|콕콕|찌르듯이|쥐어짜듯이|쥐어짜듯"
+_INTENSE = "쿡쿡|욱신욱신|터질것처럼|터질듯이|터질듯|찢어질듯이|찢어질것처럼|너무|많이|정말|진짜|갑자기|꽉|콱|턱|막|엄청|좀|되게|심하게|계속|자꾸|콕콕|찌르듯이|쥐어짜듯이|쥐어짜듯"
 _SPOUSE = "남편|영감|아내|마누라|할멈|할아범|할아버지|할머니|먼저간사람|먼저간남편|먼저간영감"
 
 # (name, category, script, pattern, rule)
@@ -137,6 +144,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\b(?:having|had|have) a stroke\b|\bcant move my (?:arm|leg|face)\b", NEGATABLE),
     ("choking", MEDICAL, "ko",
      r"(?:떡|음식|고기|사탕|밥|알약|뼈|가시|땅콩|약)(?:이|가)?목에(?:걸렸|걸려|막혔|막혀)"
+     r"|목에(?:떡|음식|밥|고기|사탕|알약|땅콩|뭐가|뭔가)(?:이|가)?(?:걸렸|걸려|막혔|막혀)"
      r"|입술(?:이|색이)?(?:파래|파랗|새파래|퍼래|보라색으로)", NEGATABLE),
     ("emergency_en", MEDICAL, "en",
      r"\b(?:cant|cannot|can not) stop (?:the |my |his |her )?bleeding\b|\b(?:call|get|need) (?:an ambulance|911|119|a doctor now)\b|\bambulance\b"
@@ -163,15 +171,16 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\blips (?:are )?(?:turning|turned|going) blue\b|\b(?:about|going) to pass out\b"
      r"|\bworst headache of my life\b|\bblood everywhere\b|\bbleeding (?:wont|will not|doesnt) stop\b"
      r"|\bchest (?:feels|is) (?:tight|heavy|crushed|like)\b|\bheart is (?:racing|pounding) and\b", NEGATABLE),
+    *MEDICAL_MORE,
     # --- self_harm: wishes to die, suicide, methods, passive death wishes -------------------
     ("want_to_die", SELF_HARM, "ko", r"죽고(?:만)?(?:싶|파|잡|접)|죽을(?:란다|란께|랑께|끼다|기다)|죽어뿌|죽어삐", HEDGED),
     ("die_away", SELF_HARM, "ko",
      r"죽어(?:버리고싶|버릴까|버릴래|버리면|버렸으면|버리고파|버릴거|버릴게|버리겠|버린다|버릴란다)|죽었으면(?:좋겠|싶|해)"
      r"|(?:그냥|차라리|빨리|얼른|어서|이제)죽(?:어야|는게나|는게낫|는편이|을래|고말지)"
-     r"|죽는게(?:나아|낫|편하|편할)|죽어야(?:지|겠|할텐데|하는데|되는데)", HEDGED),
+     r"|죽는게(?:나아|나을|낫|편하|편할)|죽어야(?:지|겠|할텐데|하는데|되는데)", HEDGED),
     ("not_want_to_live", SELF_HARM, "ko",
      r"그만살(?:고싶|고파|래|련다|까|아야지|아야겠)|살기(?:가)?(?:너무|정말|진짜|이제|그냥|더이상)*싫|살고(?:싶지|싶은마음이|싶은생각이)(?:도|가|는)?(?:하나도|전혀|조금도|별로)?(?:않|안|없)"
-     r"|더(?:이상)?살고싶지|살(?:이유|의미|가치|필요)(?:가|도|를|을)?(?:없|모르)"
+     r"|더(?:이상)?살고싶지|살(?:이유|의미|가치|필요|자격|권리)(?:가|이|은|도|를|을)?(?:없|모르)"
      r"|(?:더)?살아(?:서|가)?(?:뭐해|뭐하|뭐하나|뭐할|무엇하|봤자|뭐하노|뭐할끼고|뭐하겠노)|사는게(?:의미가?없|무의미|지겹|지겨워|지겨운|지긋지긋|고통)"
      r"|세상(?:을)?(?:떠나고싶|등지고싶|하직하고)"
      r"|(?:내가|제가|나|저)죽으면(?:다들|모두|다|가족들이|자식들이)?(?:좋아|편하|편할|홀가분)"
@@ -186,11 +195,11 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:오늘이|이게|이번이|지금이)마지막(?:이야|이에요|이다|일거|일것|인것같)[가-힣]{0,12}?(?:고마웠|고맙|잘있어|잘있거라|미안했|사랑했|안녕)"
      r"|(?:버틸수가?없|못버티|견딜수가?없|못견디)[가-힣]{0,8}?끝내(?:고싶|고파|버리고)"
      r"|(?:자다가|잠자다가?|자는듯이|잠결에)(?:그냥|조용히)?(?:가면|갔으면|떠나면|죽으면)(?:좋겠|싶|해)"
-     r"|(?:하늘|하느님|하나님|신|저승사자|부처님|염라대왕)(?:이|께서|님이)?(?:나를|저를|날|절)?(?:빨리|얼른|어서|그만)?데려(?:가|갔|간)"
+     r"|(?:하늘|하느님|하나님|신|저승사자|부처님|염라대왕)(?:이|께서|님이|님)?(?:나를|저를|날|절|나|저)?(?:좀)?(?:빨리|얼른|어서|그만)?데려(?:가|갔|간)"
      r"|(?:나|저|내)하나(?:없어져도|죽어도|사라져도|없어도)|(?:사라져|없어져)버리고(?:싶|파)"
      r"|(?:모든게|모든것이|이모든게|인생이|삶이|내인생이|다)끝났으면(?:좋겠|싶|해)"
      r"|(?:왜|뭐하러|무엇때문에|뭘위해|무엇을위해)(?:더|계속)?살아야(?:하는지|되는지|하나|돼|해|하지|할지)"
-     r"|(?:높은데서|옥상에서|높은곳에서|창문에서|베란다에서|다리에서)(?:떨어지면|뛰어내리면)(?:덜아플|안아플|죽을|편할|끝날|아플까)"
+     r"|(?:높은데서|옥상에서|높은곳에서|창문에서|베란다에서|다리에서|고층에서|아파트에서|건물에서|층에서)(?:떨어지면|뛰어내리면)(?:바로|한번에|확실히)?(?:덜아플|안아플|죽을|죽겠|편할|끝날|아플까)"
      r"|(?:물건|물건들|재산|살림|소지품)(?:을|들을|도)?(?:다|전부|모두)(?:나눠주|나눠줬|나눠|처분)"
      r"|죽으면(?:편할까|편하겠|편할텐데|좋겠|나을까|끝날까|다끝|그만)|죽을용기(?:가|만|도|는)?"
      r"|(?:아무)?(?:의미|희망|낙|보람)(?:도|가)?없는(?:삶|인생)"
@@ -206,7 +215,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("suicide", SELF_HARM, "ko",
      r"자살(?:하고|할|하려|해|하면|생각|충동|시도|하는게|해버리|밖에|각)|극단적(?:인)?(?:선택|생각)"
      r"|목숨(?:을)?(?:끊|버리)|목(?:을)?매(?:달|고|어|려|고싶|면|는)|스스로(?:목숨|생을)"
-     r"|생을마감|삶을(?:끝내|마감|포기)|인생(?:을)?(?:끝내고|포기하고|마감하고)", HEDGED),
+     r"|생을마감|삶을(?:끝내|마감|포기|그만두|그만하|내려놓)|인생(?:을)?(?:끝내고|포기하고|마감하고)", HEDGED),
     ("disappear", SELF_HARM, "ko",
      r"사라지고(?:싶|파)|없어지고(?:싶|파)|없어졌으면(?:좋겠|싶)|(?:내가|제가)없어지면"
      r"|자다가(?:그냥)?(?:안깼으면|안깨어났으면|깨지않았으면|죽었으면|갔으면|떠났으면)"
@@ -217,7 +226,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|(?:수면제|농약|제초제|쥐약|살충제|락스)(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창|사|몰래)*"
      r"(?:모아|모으|털어넣|삼켜버릴|먹고죽|마시고죽|먹어버릴|마셔버릴|마시고싶|먹을까|마실까)"
      r"|약(?:을|를)?(?:다|몽땅|한꺼번에|한번에|잔뜩|왕창)+(?:털어넣|삼켜버릴|먹고죽|먹어버릴|먹을까)"
-     r"|손목(?:을)?(?:긋|그었|그을|자르|그어|그으)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩)?모아(?:놨|뒀|두|놓)"
+     r"|손목(?:을)?(?:긋|그었|그을|자르|그어|그으)|자해|약(?:을|를)?(?:몰래|조금씩|잔뜩|한움큼|한가득|몇달치|한달치)?모아(?:놨|뒀|두|놓)"
      r"|유서(?:를|도)?(?:써|썼|쓰)|(?:오늘밤에?|이밤에?)(?:다|모든걸|모두|전부)?끝내(?:버릴|버리|려고|고싶)"
      r"|(?:다|모든걸|모두|전부)끝내버리(?:고싶|려고|겠)|(?:다|모든걸)끝내버릴(?:거|래|게)", HEDGED),
     ("follow_the_dead", SELF_HARM, "ko",
@@ -250,6 +259,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\bcant go on (?:living|like this|anymore)\b|\bgave away my (?:things|stuff|belongings)\b"
      r"|\b(?:take|swallow) (?:them all|all (?:of )?(?:my|the) (?:pills|tablets)) at once\b"
      r"|\bsaving up (?:my )?pills\b|\busing it on myself\b|\btake my own life\b", HEDGED),
+    *SELF_HARM_MORE,
     # --- abuse: hitting, threats, confinement, neglect, money taken -------------------------
     ("hit_me", ABUSE, "ko", rf"(?:{_ME})(?:{_OFTEN})*(?:{_HIT})", NEGATABLE),
     ("someone_hits", ABUSE, "ko",
@@ -282,7 +292,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      NEGATABLE),
     ("money_taken", ABUSE, "ko",
      r"(?:돈|연금|통장|카드|용돈|땅|집문서|도장|적금|휴대폰|핸드폰|전화기)(?:을|를|도|까지)?(?:다|몽땅|전부|자꾸|맨날|억지로|몰래)*"
-     r"(?:뺏|빼앗|가로채|뜯어가|털어가|내놓으라|내놓라)"
+     r"(?:뺏|빼앗|가로채|뜯어가|털어가|내놓으라|내놓라|내놓으래|내놓래|내놔라|내놓으란)"
      r"|(?:돈|연금|통장|카드|용돈)(?:을|를|도|까지)?(?:다|몽땅|전부|자꾸|맨날|억지로|몰래)+(?:가져가|가져갔)"
      r"|(?:돈|연금|통장|카드|용돈)(?:을|를)?(?:가져가서|가져가고|가지고|갖고|맡아서|챙겨서)(?:안|못|절대안)(?:줘|돌려|주|내놓)",
      NEGATABLE),
@@ -319,6 +329,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
      r"|\b(?:afraid|scared) of my (?:son|daughter|husband|wife|caregiver|carer|grandson)\b"
      r"|\b(?:wont|doesnt|dont|does not|will not) (?:let me eat|feed me|give me food)\b"
      r"|\b(?:will|going to|wants to|said he would|said she would) kill me\b", NEGATABLE),
+    *ABUSE_MORE,
 )
 
 # (name, script, pattern): masked before the entries are tried.
@@ -341,7 +352,8 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     ("hit_a_thing", "ko",
      r"(?:공|볼|못|북|종|징|창문|문|벽|바위|파도|빗방울|비|바람|샌드백|모기|파리)(?:을|를|이|가|에)?(?:세게|힘껏|살살|탁)?(?:때려|때리|때렸|때린)"),
     ("quit_a_job", "ko", r"때려(?:치|쳐|부수|맞히|맞춰)"),
-    ("so_embarrassed", "ko", r"(?:창피|부끄러|민망|쪽팔|쪽팔려)[가-힣]{0,3}죽고(?:싶|파)"),
+    ("so_embarrassed", "ko", r"(?:창피|부끄러|민망|쪽팔|쪽팔려)[가-힣]{0,3}죽고(?:싶|파)"
+     r"|죽고싶을(?:만큼|정도로)(?:창피|부끄러|민망|쪽팔|배고|피곤|졸려|지겨|심심|웃기|웃겨)"),
     ("jokey_help", "ko",
      r"(?:더워|더워서|배고파|배고파서|추워|추워서|웃겨|웃겨서|졸려|졸려서|심심해|심심해서|지겨워|지겨워서)살려"),
     ("live_somewhere", "ko",
@@ -351,9 +363,10 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     ("no_need_to_feed", "ko", r"(?:안|못)줘도(?:돼|되|괜찮)"),
     ("eye_twitch", "ko", r"눈(?:밑|꺼풀|가)?(?:에)?(?:이)?경련"),
     ("dreamt_or_watched", "ko",
-     r"(?:때리|때린|죽는|죽은|뛰어내리는|넘어지는|쓰러지는|맞는)[가-힣]{0,2}(?:꿈|영화|드라마|장면|흉내|시늉|척)"),
+     r"(?:때리|때린|죽는|죽은|뛰어내리는|넘어지는|쓰러지는|맞는|목을매는|목매는|매는)[가-힣]{0,2}(?:꿈|영화|드라마|장면|흉내|시늉|척|게임|놀이|장난)"),
     ("heart_stopped_in_surprise", "ko",
-     r"심장(?:이)?(?:멎는|멈추는|떨어지는|내려앉는|터지는)(?:줄|것같|듯)|(?:놀라|놀래|깜짝)[가-힣]{0,4}심장(?:이)?(?:멎|멈)"),
+     r"심장(?:이)?(?:멎는|멈추는|떨어지는|내려앉는|터지는)(?:줄|것같|듯)"
+     r"|심장(?:이)?(?:멎을|멈출|떨어질|내려앉을)(?:것처럼|것같이|듯이|뻔)(?:놀라|놀랐|깜짝|무서|설레)|(?:놀라|놀래|깜짝)[가-힣]{0,4}심장(?:이)?(?:멎|멈)"),
     ("so_tired_i_could_collapse", "ko",
      r"쓰러질(?:것)?(?:같이|만큼|정도로|것처럼)(?:피곤|졸려|졸리|바빠|바쁘|배고파|배고프)"
      r"|(?:설레|기뻐|좋아|긴장|떨려|반가워)(?:서)?(?:심장|가슴)(?:이)?터질|(?:심장|가슴)(?:이)?터질(?:것)?(?:같이|것처럼|듯이?)(?:설레|기뻐|좋|떨려|긴장|반가)"
@@ -369,9 +382,16 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
      r"(?:은|는|을|를|도|이|가)?(?:이제|그만|빨리|얼른|다|좀|오늘|모두|전부)*끝(?:내|났|나)"),
     ("dying_to", "en",
      r"\bdying (?:to|for|of laughter)\b|\bdie (?:laughing|of laughter|of embarrassment)\b"
-     r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"),
+     r"|\bdied laughing\b|\bto death\b|\bkilling (?:me|time)\b|\bkill (?:time|for)\b|\bkilled it\b"
+     r"|\boverdos(?:e|ed|ing) on (?:coffee|caffeine|sugar|chocolate|tv|netflix|cake|sweets|candy)\b"),
     ("for_me", "en", r"\b(?:took|takes|take|collects|picks up) my (?:\w+ ){1,6}?for me\b"),
-    ("nearly_a_heart_attack", "en", r"\b(?:nearly|almost) (?:had|gave me) a heart attack\b|\bgave me a heart attack\b"),
+    ("nearly_a_heart_attack", "en", r"\b(?:nearly|almost) (?:had|gave me) a heart attack\b|\bgave me a heart attack\b"
+     r"|\b(?:nearly|almost) (?:fainted|passed out|died|had a stroke) (?:at|when|over|from)\b"),
+    ("choking_on_prices", "en",
+     r"\bchoking on (?:the |these |those |this |your |all )?(?:fees|prices|price|costs|bill|charges|dust)\b"
+     r"|\bcant breathe in (?:this|these|that|those|the) (?:masks?|shirts?|jeans|dress|heat|tops?|jackets?|collar)\b"),
+    ("about_suicide", "en", r"\bsuicide (?:prevention|awareness|hotline|helpline|squad)\b"
+     r"|\b(?:documentary|film|movie|book|article|show|episode|podcast) (?:about|on) suicide\b"),
     ("had_it_before", "en",
      r"\b(?:had|used to have) (?:chest pains?|a stroke|a heart attack|a seizure|a fall)(?: \w+){0,3}? "
      r"(?:ago|last (?:year|month|week|time|winter|summer)|before|once|back then)\b"),
