@@ -16,10 +16,9 @@ import pytest
 from interpreter import ir
 from interpreter.loader import load_program
 from interpreter.transcripts.parse import TranscriptError, parse_transcript
-from conftest import run_mgc
+from conftest import ROOT, run_mgc
 from tests.irkit import BODY_FIELDS, ProgramBuilder, body_tree, forge
 
-ROOT = Path(__file__).resolve().parent.parent
 VISIT = {
     "metadata": {"name": "visit", "language": "en", "timezone": "Asia/Seoul"},
     "slots": {"visit": {"policy": "required", "value_type": "date", "min": "today-30d",

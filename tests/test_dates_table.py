@@ -6,7 +6,6 @@ Each row is its own case; the pass counts per language are printed by `-rA` or d
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -16,9 +15,10 @@ from interpreter.state import DialogueState
 from interpreter.understanding import dates
 from interpreter.understanding.nlu import NLUContext
 from interpreter.understanding.rules import RulesNLU
+from conftest import ROOT
 from tests.irkit import ProgramBuilder
 
-TABLES = Path(__file__).parent / "data" / "dates"
+TABLES = ROOT / "tests" / "data" / "dates"
 TODAY = dt.date(2026, 12, 1)
 
 

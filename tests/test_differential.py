@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
@@ -39,11 +38,10 @@ from interpreter.loader import Runtime
 from interpreter.skills import SkillRegistry
 from interpreter.skills.registry import Skill, SkillContext, SkillResult
 from interpreter.skills.weather import WeatherSkill
-from conftest import examples
+from conftest import ROOT, examples
 from oracle import Oracle
 from strategies import profiles, turn_sequences, valid_scenarios, value_answers
 
-ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
            for path in sorted((ROOT / "scenarios").glob("*.json"))}
 

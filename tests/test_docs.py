@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from compiler.diagnostics import CATALOGUE
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 

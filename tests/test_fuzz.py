@@ -31,8 +31,8 @@ from interpreter.fuzz.report import (Progress, counterexample_transcript, render
 from interpreter.loader import load_program
 from interpreter.wording.nlg import unfilled_placeholders
 from interpreter.transcripts.run import parse_transcript, run_transcript
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FLAWS = ROOT / "tests" / "fuzz_scenarios"
 REFERENCE = ("senimate", "senimate_weather", "clinic_booking")
 # flawed scenario -> (the property that catches it, the expectation its transcript ends with)

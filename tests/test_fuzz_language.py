@@ -23,8 +23,8 @@ from interpreter.fuzz.values import denormalized, spoken
 from interpreter.loader import load_program
 from interpreter.slots import check_value
 from interpreter.understanding import dates
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def compiled(tmp_path: Path, change=None) -> Path:

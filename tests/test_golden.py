@@ -21,15 +21,14 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from compiler.diagnostics import CATALOGUE, ERROR, WARNING
 from compiler.driver import check_file
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = ROOT / "tests" / "golden"
 CASES = sorted(path.stem for path in GOLDEN.glob("*.json"))
 EXPECT_LINE = re.compile(r"^(?P<code>[EW]\d{3}) (?P<line>\d+):(?P<column>\d+) (?P<path>\S+)"
                          r"(?: \| (?P<hint>.+))?$")

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from interpreter import files
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SENIMATE = ROOT / "scenarios" / "senimate.json"
 MEMORY_LIMIT = 1024 ** 3  # far below what /dev/zero read whole would take within the timeout
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 
 import msgspec
 import pytest
 
 from compiler.driver import check_source
 from interpreter import ir
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 TINY = {
     "metadata": {"name": "tiny", "language": "en", "version": "2"},

@@ -5,7 +5,6 @@ values known, and an opening written as conditional lines is said as is (SPEC 6.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 from compiler.driver import check_source
@@ -13,8 +12,8 @@ from interpreter.ir import decode_ir
 from interpreter.llm.nlg import _declares_opening
 from interpreter.llm.prompts import _label_parts, nlu_head
 from interpreter.loader import Runtime
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def pharmacy() -> Runtime:

@@ -20,8 +20,8 @@ import msgspec
 import pytest
 
 from interpreter import ir
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 SENIMATE = SCENARIOS / "senimate.json"
 SHIPPED = ("clinic_booking.json", "senimate.json", "senimate_weather.json")

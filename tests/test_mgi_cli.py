@@ -19,8 +19,8 @@ import msgspec
 import pytest
 
 from interpreter import ir
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("senimate", "senimate_weather", "clinic_booking")
 JSON_KEYS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots", "nlu", "passed"]
 REASON = re.compile(r"^(opening|action_end|global:\w+|global\[\d+\]|request:\w+|gate:min_turns|"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from interpreter.stores.records import open_store
 from interpreter.stores.sqlite_store import WAL_LIMIT
 from support.redis_server import RedisServer, needs_redis
@@ -147,7 +148,7 @@ def test_an_immutable_shared_memory_file_is_one_line_not_a_bus_error(served_irs,
     try:
         server = ServiceServer([served_irs], store=f"sqlite:{db}")
         finished = subprocess.run(server.command(), capture_output=True, text=True, timeout=60,
-                                  cwd=Path(__file__).resolve().parent.parent)
+                                  cwd=ROOT)
         assert finished.returncode == 2, finished
         lines = finished.stderr.strip().splitlines()
         assert len(lines) == 1 and "read-only (or immutable)" in lines[0], finished.stderr

@@ -16,8 +16,6 @@ from interpreter.transcripts.run import (Expectation, TranscriptError, exit_stat
                                      parse_transcript, render_human, render_json, resolve_ir,
                                      run_files, run_transcript, same_value)
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
 def ir_dir(served_irs) -> Path:

@@ -22,8 +22,8 @@ import pytest
 
 from compiler.driver import check_file
 from interpreter.transcripts.run import TranscriptResult, render_human, run_files
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "transcripts"
 SCENARIOS = [ROOT / "scenarios" / f"{name}.json"
              for name in ("senimate", "senimate_weather", "clinic_booking", "email_compose",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,7 @@ from interpreter.engine import Engine
 from interpreter.ir import decode_ir
 from interpreter.loader import Runtime
 from interpreter.understanding.rules import RulesNLU
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 @dataclass(frozen=True)
