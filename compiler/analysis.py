@@ -24,7 +24,7 @@ takes its own transitions. An end node with a turn limit can complete (tier 1) w
 can be held there that long; a node nothing can hold is judged on the first turn of a visit
 (`node_turns` 1). At an end node the rules are also judged together: when no input gets past
 all of them, completion (the last tier) never happens. Elsewhere each rule is judged alone,
-and counters over several visits are beyond it (tests/test_liveness.py). A trap
+and counters over several visits are beyond it (tests/compiler/test_liveness.py). A trap
 is reported once per closed group of nodes (a terminal strongly connected component of the
 trap nodes), at its first node in source order, since every node leading into it is stuck
 only because of it. "Always holds" is proven (the negation is unsatisfiable), so a cut is

@@ -3008,7 +3008,7 @@ def event_histories(draw, max_sessions: int = 12, max_turns: int = 8) -> list[di
 # Said to the reminder bot (med_reminder, Korean) and the refill bot (pharmacy_refill,
 # English) at any of their nodes: values negated however spaced, bare declines, excluded
 # phrases, yes and no, and plain values, so that the engine's own rules NLU reads them in
-# context and the oracle follows what it read (tests/test_differential.py).
+# context and the oracle follows what it read (tests/engine/test_differential.py).
 VALUE_ANSWERS = {
     "ko": ("아직 안 먹었어", "아직 안먹었어", "안 먹었어요", "먹지 않았어", "아직 못 먹었어요",
            "깜빡하고 못 먹었어", "먹었어", "네 먹었어요", "밥은 먹었어", "먹었나 모르겠네", "응",

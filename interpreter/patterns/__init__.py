@@ -36,7 +36,7 @@ on the machine's load, so the rule is static, and the text a pattern reads is ca
    value longer than `MAX_VALUE_CHARS` is not matched (the value is refused, reason
    `pattern`); an intent pattern searches the first `MAX_SEARCH_CHARS` characters of the
    utterance only. The worst cases measured at these caps take a few milliseconds
-   (tests/test_patterns.py checks a generous bound on adversarial text).
+   (tests/engine/test_patterns.py checks a generous bound on adversarial text).
 
 The analysis is deterministic and bounded too: a pattern with more than `MAX_POSITIONS`
 character positions, or whose analysis takes more than `MAX_WORK` steps, is refused as too

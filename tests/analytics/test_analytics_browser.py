@@ -1,5 +1,5 @@
 """The HTML report (SPEC 16) in a real headless Chromium: Debian's `chromium` through Playwright,
-as `tests/test_playground.py` drives it.
+as `tests/playground/test_playground.py` drives it.
 
 The report is made by `mgi report --format html` from the events of real `mgi run` sessions
 of the clinic scenario (a full booking, stops at two steps, a silent turn), opened from a file

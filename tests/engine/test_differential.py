@@ -58,7 +58,7 @@ def scaled(n: int) -> int:
 def comparable(scenario: dict) -> dict:
     """The scenario with every skill timeout at least a second: the built-in skills answer in
     microseconds, but a 1 ms timeout races the worker thread, and the oracle cannot predict
-    a race. (Timeouts are covered by tests/test_skills.py.)"""
+    a race. (Timeouts are covered by tests/skills/test_skills.py.)"""
     scenario = copy.deepcopy(scenario)
     for node in scenario["graph"]["nodes"]:
         params = node.get("params", {})
