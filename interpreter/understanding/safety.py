@@ -41,6 +41,12 @@ from ..fields import SAFETY_CATEGORIES
 
 CATEGORIES: tuple[str, ...] = SAFETY_CATEGORIES  # ("medical_emergency", "self_harm", "abuse")
 MAX_DETECT_CHARS = 2000  # the lexicon reads the first characters of a message only
+# Short replies recur in every conversation ("네", "괜찮아요", "밥 먹었어요"), and `detect` is
+# a pure function of the text: each detector keeps the answers of texts up to
+# REMEMBERED_CHARS long, the last REMEMBERED_TEXTS of them (as `safety_lemmas` keeps its
+# findings), so a recurring reply costs a dictionary look-up, not the 5-10 us of a reading.
+REMEMBERED_CHARS = 120
+REMEMBERED_TEXTS = 4096
 
 _SPACING = re.compile(r"[\W_]+")
 # What `_SPACING.sub(" ", ...).strip()` would change (a non-word character other than a
@@ -318,10 +324,17 @@ class Detector:
             compiled.append((category, patterns.compile_pattern(pattern, patterns.INTENT),
                              negatable))
         self.scenario_patterns: tuple[tuple[str, re.Pattern, bool], ...] = tuple(compiled)
+        # per detector (the scenario's patterns count): lru_cache is thread-safe and bounded
+        self._remembered = functools.lru_cache(maxsize=REMEMBERED_TEXTS)(self._detect)
 
     def detect(self, text: str) -> str | None:
         """The category of the first crisis expression in `text` (in `CATEGORIES` order:
         the most urgent help first), or None."""
+        if isinstance(text, str) and len(text) <= REMEMBERED_CHARS:
+            return self._remembered(text)
+        return self._detect(text)
+
+    def _detect(self, text: str) -> str | None:
         found = self._found(text, first=True)
         return found[0].category if found else None
 
