@@ -53,22 +53,27 @@ class Skill:
 
 # --- registry ----------------------------------------------------------------------------
 
+_BUILT_INS = {"weather": ("weather", "WeatherSkill"), "email": ("email", "EmailSkill")}
+_MAKING = threading.Lock()
+
 
 class SkillRegistry:
     """Skills by name. `default()` holds the built-ins plus installed plug-ins."""
 
     def __init__(self, skills: Iterable[Skill] = ()):
         self._skills: dict[str, Skill] = {}
+        # built-ins not made yet: name -> (module beside this one, class); made when first got
+        self._unmade: dict[str, tuple[str, str]] = {}
         self.problems: list[str] = []  # plug-ins that could not be loaded, one line each
         for skill in skills:
             self.register(skill)
 
     @classmethod
     def default(cls, discover: bool = True) -> SkillRegistry:
-        from .email import EmailSkill  # the built-ins live beside the registry
-        from .weather import WeatherSkill
-
-        registry = cls([WeatherSkill(), EmailSkill()])
+        """The built-ins (imported when a node first runs one: a run whose scenario has no
+        skill node never imports them), plus installed plug-ins when `discover`."""
+        registry = cls()
+        registry._unmade = dict(_BUILT_INS)
         if discover:
             registry.discover()
         return registry
@@ -78,20 +83,33 @@ class SkillRegistry:
         if not getattr(skill, "name", None) or not callable(getattr(skill, "run", None)):
             raise ValueError(f"{skill!r} is not a skill (needs `name` and `run`)")
         self._skills[skill.name] = skill
+        self._unmade.pop(skill.name, None)
 
     def with_skills(self, skills: Iterable[Skill]) -> SkillRegistry:
         """A copy of this registry with `skills` added (a scenario's webhooks)."""
         layered = SkillRegistry(self._skills.values())
+        layered._unmade = dict(self._unmade)
         layered.problems = list(self.problems)
         for skill in skills:
             layered.register(skill)
         return layered
 
     def get(self, name: str) -> Skill | None:
-        return self._skills.get(name)
+        skill = self._skills.get(name)
+        if skill is None and name in self._unmade:
+            with _MAKING:  # the service's workers may ask at once: one instance
+                if name in self._unmade:
+                    import importlib
+
+                    module, cls = self._unmade[name]
+                    made = getattr(importlib.import_module(f".{module}", __package__), cls)()
+                    self._skills[name] = made
+                    del self._unmade[name]
+            skill = self._skills.get(name)
+        return skill
 
     def names(self) -> list[str]:
-        return sorted(self._skills)
+        return sorted({*self._skills, *self._unmade})
 
     def discover(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register every skill advertised under the entry-point `group`."""

@@ -310,12 +310,9 @@ class Detector:
         `language`: read the lemmas of that language's analyser too (`safety_lemmas`); None:
         the lexicon and the patterns only (no analyser is loaded)."""
         self.language = language
-        # safety_lemmas.findings, imported once, only for a detector with a language
+        # safety_lemmas.findings, imported on the first text a detector with a language reads
+        # (not when it is built: `mgi run` prints its opening without the tables' import)
         self._lemma_rules: Callable[[str, str], list[tuple[str, str, str]]] | None = None
-        if language is not None:
-            from . import safety_lemmas  # the analyser's tier: never for a lexicon-only detector
-
-            self._lemma_rules = safety_lemmas.findings
         compiled = []
         for category, pattern, *rest in scenario_patterns:
             if category not in CATEGORIES:
@@ -346,6 +343,10 @@ class Detector:
         """What the lemma rules find in `text`; nothing when an idiom is in it (`IDIOMS`
         mask the lexicon's forms; the lemmas cannot be masked, so an idiom vetoes them:
         "심장이 터질 것 같이 설레" is no crisis)."""
+        if self._lemma_rules is None:
+            from . import safety_lemmas  # the analyser's tier: never for a lexicon-only detector
+
+            self._lemma_rules = safety_lemmas.findings
         found = self._lemma_rules(self.language, text)
         if not found:
             return []  # as most texts: no need to look for idioms
@@ -384,7 +385,7 @@ class Detector:
                         found.append(Finding(entry.category, "lexicon", entry.name,
                                              match.group()))
                         break
-        if self._lemma_rules is not None and not (first and found and
+        if self.language is not None and not (first and found and
                                               found[0].category == CATEGORIES[0]):
             found += self._lemma_findings(text)
         if self.scenario_patterns:
