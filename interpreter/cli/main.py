@@ -29,8 +29,8 @@ from .. import __version__, files
 from . import streams
 from .console import LEVELS
 from ..service.command import add_serve_parser
-from .plugins import (InputError, LazyRulesNLU, add_llm_options, add_webhooks_option,
-                      llm_plugins, llm_settings, skill_registry)
+from .plugins import (InputError, LazyRulesNLU, QuickParser, add_llm_options,
+                      add_webhooks_option, llm_plugins, llm_settings, skill_registry)
 
 MAX_LINE_BYTES = 64 * 1024  # a turn is a line of speech; anything longer is a mistake
 HISTORY_FILE = "~/.mago_history"
@@ -51,15 +51,35 @@ class LineError(MagoError):
 # --- commands -----------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (argparse, not click like `mgc`: click costs ~40 ms of start-up)."""
+COMMANDS = ("run", "test", "fuzz", "report", "serve")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (argparse, not click like `mgc`: click costs ~40 ms of start-up).
+    `command` (one of `COMMANDS`): only that command's parser is built, which is all its
+    arguments can reach (a start-up need not build the other four)."""
     from .report import add_event_options, add_report_parser, add_serve_event_options
 
-    parser = argparse.ArgumentParser(prog="mgi", allow_abbrev=False,
-                                     description="Run compiled Mago dialogue graphs "
-                                                 "(IR files from `mgc compile`).")
+    parser = QuickParser(prog="mgi", allow_abbrev=False,
+                     description="Run compiled Mago dialogue graphs (IR files from `mgc compile`).")
     parser.add_argument("--version", action="version", version=f"mgi {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    builders = {
+        "run": lambda: add_run_parser(commands, add_event_options),
+        "test": lambda: add_test_parser(commands),
+        "fuzz": lambda: add_fuzz_parser(commands),
+        "report": lambda: add_report_parser(commands),
+        "serve": lambda: add_serve_parser(commands, lambda serve: (
+            add_llm_options(serve), add_limit_option(serve), add_serve_event_options(serve))),
+    }
+    for name in COMMANDS:
+        if command is None or name == command:
+            builders[name]()
+    return parser
+
+
+def add_run_parser(commands: Any, add_event_options: Any) -> None:
+    """`mgi run`: a conversation at the terminal or from a script."""
     run = commands.add_parser("run", allow_abbrev=False, help="run a conversation",
                               description="Run the conversation of OUT.ir, at the terminal "
                                           "or one turn per line from a script or a pipe.")
@@ -90,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_option(run)
     add_webhooks_option(run)
     run.set_defaults(handler=run_command)
+
+
+def add_test_parser(commands: Any) -> None:
+    """`mgi test`: conversation transcripts."""
     test = commands.add_parser("test", allow_abbrev=False, help="run conversation transcripts",
                                description="Run transcripts; report pass/fail per step.")
     test.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
@@ -100,11 +124,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_option(test)
     add_webhooks_option(test)
     test.set_defaults(handler=test_command)
-    add_fuzz_parser(commands)
-    add_report_parser(commands)
-    add_serve_parser(commands, lambda serve: (add_llm_options(serve), add_limit_option(serve),
-                                              add_serve_event_options(serve)))
-    return parser
 
 
 def add_fuzz_parser(commands: Any) -> None:
@@ -530,7 +549,8 @@ def main(argv: list[str] | None = None) -> None:
         streams.hold_closed_descriptors()
         if hasattr(sys.stdout, "reconfigure"):  # a narrow terminal encoding must not crash
             sys.stdout.reconfigure(errors="backslashreplace")
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        args = build_parser(words[0] if words and words[0] in COMMANDS else None).parse_args(words)
         apply_limit(args)
         status = args.handler(args)
     except InputError as error:

@@ -20,6 +20,33 @@ class InputError(MagoError):
     """Bad usage or input: one line on stderr, exit 2."""
 
 
+class QuickParser(argparse.ArgumentParser):
+    """argparse's parser, save that what `add_argument` (checking a metavar) and
+    `add_subparsers` (spelling the commands' `prog`, "mgi") format gets a help formatter of
+    a fixed width: argparse's own asks `shutil` for the terminal's (importing it, with bz2 and
+    lzma) each time. Help, usage and errors are formatted as argparse does."""
+
+    _building = False
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        return self._built(super().add_argument, *args, **kwargs)
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        return self._built(super().add_subparsers, **kwargs)
+
+    def _built(self, build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._building = True
+        try:
+            return build(*args, **kwargs)
+        finally:
+            self._building = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._building:
+            return self.formatter_class(prog=self.prog, width=80)
+        return super()._get_formatter()
+
+
 def add_llm_options(parser: argparse.ArgumentParser) -> None:
     """The options that say where the LLM server is (each defaults to its $MAGO_LLM_*)."""
     parser.add_argument("--llm-url", metavar="URL",
