@@ -498,6 +498,7 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
                 if name in ONLY_AT_16 and connections != LOG_CONNECTIONS:
                     continue
                 rows[name][str(connections)] = measure(name, servers[name], connections, seconds)
+        guard = guard_rounds(servers, rows, seconds, cfg["service_guard_rounds"])
         rows["sqlite_no_events"] = {}
         events = events_pair(servers, LOG_CONNECTIONS, seconds, cfg["service_rounds"])
         rows["sqlite_no_events"][str(LOG_CONNECTIONS)] = events.pop("off_row")
@@ -518,7 +519,44 @@ def http_section(cfg: dict, tmp: Path, ir_dir: Path) -> dict:
             "answer_bytes": {name: len(samples[name]) for name in order},
             "skipped": skipped, "long_session_stored_bytes": long_bytes,
             "long_session_user_turns": long_turns,
-            "durability": durability, "events_cost": events}
+            "durability": durability, "events_cost": events, "guard": guard}
+
+
+GUARDED = ("memory", "sqlite", "redis")  # the stores budget.json holds to the floor
+GUARDED_AT = (16, 64)
+
+
+def guard_rounds(servers: dict, rows: dict, seconds: int, rounds: int) -> dict:
+    """The guarded ratios (each store's requests per second over the floor's, `GUARDED_AT`
+    connections) of `rounds` rounds: the first is the main runs' (`rows`), each further one
+    runs the floor and the stores again, in turn, the order reversed every other round, so
+    that load that comes and goes weighs on the floor and the stores alike. `median`: the
+    figure the guard reads (one short run swung 11-26% between CI runs; the median of three
+    adjacent pairs moves less)."""
+    names = [name for name in ("floor", *GUARDED) if name in servers]
+    ratios: dict = {name: {str(c): [] for c in GUARDED_AT} for name in names[1:]}
+
+    def add(found: dict, c: int) -> None:
+        for name in names[1:]:
+            ratios[name][str(c)].append(round(found[name] / found["floor"], 4))
+    for c in GUARDED_AT:
+        add({name: rows[name][str(c)]["requests_per_second"] for name in names}, c)
+    for number in range(1, rounds):
+        for c in GUARDED_AT:
+            order = names if number % 2 == 0 else names[::-1]
+            add({name: measure(name, servers[name], c, seconds)["requests_per_second"]
+                 for name in order}, c)
+    return {"rounds": rounds, "ratios": ratios,
+            "median": {name: {c: statistics.median(values) for c, values in by_c.items()}
+                       for name, by_c in ratios.items()}}
+
+
+def print_guard(guard: dict) -> None:
+    cells = [f"{name} {c}c {statistics.median(values):.0%} "
+             f"({', '.join(f'{v:.0%}' for v in values)})"
+             for name, by_c in guard["ratios"].items() for c, values in by_c.items()]
+    log(f"the guarded ratios to the floor, median of {guard['rounds']} alternating rounds: "
+        + "; ".join(cells))
 
 
 def events_pair(servers: dict, connections: int, seconds: int, pairs: int) -> dict:
@@ -771,6 +809,7 @@ def run(cfg: dict) -> dict:
         result = {"wrk": (wrk.stdout or wrk.stderr).split(" Copyright")[0].strip(),
                   "http": http_section(cfg, tmp, ir_dir)}
         print_http(result["http"])
+        print_guard(result["http"]["guard"])
         print_events_pair(result["http"]["events_cost"])
         result["in_process"] = in_process(cfg, tmp, ir_dir)
         print_in_process(result["in_process"])
@@ -833,10 +872,12 @@ def print_in_process(figures: dict) -> None:
         "and writes of its thread)")
 
 
+# service_guard_rounds: rounds of the guarded ratios (`guard_rounds`); the full run's 5 s
+# runs swing less than the quick run's 1 s ones, so only the quick run adds rounds.
 FULL = {"service_seconds": 5, "service_warmup": 2, "service_rounds": 5,
-        "service_sessions": 40, "service_langgraph_sessions": 4}
+        "service_sessions": 40, "service_langgraph_sessions": 4, "service_guard_rounds": 1}
 QUICK = {"service_seconds": 1, "service_warmup": 1, "service_rounds": 2,
-         "service_sessions": 10, "service_langgraph_sessions": 1}
+         "service_sessions": 10, "service_langgraph_sessions": 1, "service_guard_rounds": 3}
 
 
 def main(argv: list[str]) -> None:
