@@ -27,6 +27,7 @@ import functools
 from typing import NamedTuple
 
 from .morph import NEG, analyser, primary
+from .safety import REMEMBERED_CHARS, REMEMBERED_TEXTS
 from .text import normalise
 
 MEDICAL, SELF_HARM, ABUSE = "medical_emergency", "self_harm", "abuse"
@@ -34,11 +35,9 @@ WINDOW = 10  # words between the first and the last lemma of a rule, at most
 MAX_WORDS = 80  # a turn's first words only: a crisis is said, not buried in an essay
 MAX_CHARS = 2000  # of the text (`safety.MAX_DETECT_CHARS`), before it is split in words
 MAX_WORD = 40  # characters: a longer "word" is no word the analyser is asked about
-# Short replies recur in every conversation ("네", "괜찮아요", "밥 먹었어요"): the findings of
-# texts up to REMEMBERED_CHARS long are kept, the last REMEMBERED_TEXTS of them (at most
-# about a megabyte), so that a recurring reply is not analysed and matched again.
-REMEMBERED_CHARS = 120
-REMEMBERED_TEXTS = 4096
+# The findings of short texts are kept by the same rule as the detector's answers
+# (`safety.REMEMBERED_CHARS`, `REMEMBERED_TEXTS`: at most about a megabyte), for `findings`
+# and for every detector of the language.
 _KO_NEGATIONS = frozenset((NEG, "없"))
 
 
