@@ -118,7 +118,12 @@ def test_a_line_left_out_by_its_when_is_no_violation_but_one_said_without_its_va
     assert report.coverage["nodes"]["entered"]["confirm"] > 0
     (tmp_path / "flawed").mkdir()
     flawed = compiled(tmp_path / "flawed", _without_when)
-    report = run_fuzz(load_program(flawed), str(flawed), options)
+    # Finding the flaw takes luck that 200 examples do not always have: hypothesis also draws
+    # the literal numbers of the local modules loaded in the process (here, those this test
+    # worker has imported so far), so one seed plays other conversations in another process.
+    # With one such set of modules, seed 7 met no pickup at `confirm` in 200 examples (234
+    # conversations); 500 and more found it with every seed tried.
+    report = run_fuzz(load_program(flawed), str(flawed), options._replace(examples=1000))
     found = report.found["placeholders_filled"]
     assert "{slots.address} has no value" in found.message and "confirm" in found.message
 

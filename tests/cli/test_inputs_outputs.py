@@ -237,7 +237,21 @@ def test_a_closed_stderr_still_gives_the_exit_status(senimate_ir):
 # --- 10. Ctrl-C ---------------------------------------------------------------------------
 
 
-def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir):
+@pytest.fixture
+def ctrl_c_reaches_children():
+    """A child started here gets Ctrl-C's default action: a shell starts a background job
+    with Ctrl-C ignored, and a child inherits an ignored signal, not a handled one."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir, ctrl_c_reaches_children):
     process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "run", str(senimate_ir)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -251,7 +265,8 @@ def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir):
 
 
 @pytest.mark.parametrize("delay", [0.05, 0.1, 0.2, 0.4])
-def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay):
+def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay,
+                                                              ctrl_c_reaches_children):
     """Once Python has started (its own start-up is out of our reach), a Ctrl-C at any
     moment of loading ends with 130."""
     process = subprocess.Popen([sys.executable, "-m", "interpreter.cli", "run", str(senimate_ir)],
@@ -270,6 +285,33 @@ def test_ctrl_c_while_mgi_loads_exits_130_without_a_traceback(senimate_ir, delay
         pytest.skip("the signal arrived while Python's runpy looked for the module")
     assert process.returncode in (130, -signal.SIGINT), err
     assert "Traceback" not in err, err
+
+
+# A Ctrl-C pressed the moment msgspec's extension starts to load (the process sends it itself,
+# from an import hook), then the state of msgspec when the process ends.
+_PRESSED_IN_MSGSPEC = """
+import atexit, os, signal, sys
+class Press:
+    def find_spec(self, name, path=None, target=None):
+        if name == "msgspec._core":
+            os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, Press())
+atexit.register(lambda: print("msgspec loaded" if "msgspec._core" in sys.modules else "not"))
+sys.argv = ["mgi", "--version"]
+from interpreter.cli import enter
+enter("interpreter.cli.main")
+"""
+
+
+def test_ctrl_c_while_msgspec_loads_is_held_until_it_has_loaded(ctrl_c_reaches_children):
+    """A KeyboardInterrupt raised inside msgspec's module initialisation can leave it broken
+    (its first encoder crashed the process, SIGSEGV): the press waits for the import, then
+    ends the run with 130, before the command runs."""
+    done = subprocess.run([sys.executable, "-c", _PRESSED_IN_MSGSPEC], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stdout.strip() == "msgspec loaded", done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
 
 
 class TerminalOutput:
@@ -304,7 +346,8 @@ class TerminalOutput:
         raise AssertionError(f"{pattern!r} not seen within {seconds} s: {self.text[-300:]!r}")
 
 
-def test_ctrl_c_in_mgi_fuzz_exits_130_with_the_report_so_far(senimate_ir):
+def test_ctrl_c_in_mgi_fuzz_exits_130_with_the_report_so_far(senimate_ir,
+                                                             ctrl_c_reaches_children):
     """Ctrl-C at a terminal once the progress bar shows a finished conversation (polled, so
     a busy machine only makes the test wait longer)."""
     terminal = TerminalOutput()
