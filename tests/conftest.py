@@ -56,8 +56,8 @@ def mgc():
 
 @pytest.fixture(scope="module")
 def server():
-    """The scripted loopback LLM server (`tests/llm_server.py`), one per test module."""
-    from llm_server import LLMServer
+    """The scripted loopback LLM server (`tests/support/llm_server.py`), one per test module."""
+    from support.llm_server import LLMServer
 
     running = LLMServer().start()
     yield running
@@ -94,7 +94,7 @@ def tls_server(tmp_path_factory):
     by the `openssl` command (skipped without it); a client trusts it by `SSL_CERT_FILE`.
     Yields (server, certificate path)."""
 
-    from llm_server import LLMServer
+    from support.llm_server import LLMServer
 
     cert, key = self_signed_certificate(tmp_path_factory.mktemp("tls"))
     running = LLMServer(tls=(cert, key)).start()

@@ -21,9 +21,9 @@ from interpreter.understanding.rules import RulesNLU
 from interpreter.slots import check_value
 from interpreter.state import DialogueState, HistoryEntry, append_history
 
-from irkit import ProgramBuilder
-from llm_server import Reply, reference_runtime
-from llm_server import nlu_answer as answer
+from support.irkit import ProgramBuilder
+from support.llm_server import Reply, reference_runtime
+from support.llm_server import nlu_answer as answer
 from conftest import examples
 
 SENIMATE = reference_runtime("senimate")

@@ -16,7 +16,7 @@ import sys
 import msgspec
 import pytest
 
-import nlu_sets
+from support import nlu_sets
 from interpreter.understanding import morph, rules
 from interpreter.understanding.nlu import AMBIGUOUS, BELOW_THRESHOLD
 from interpreter.understanding.rules import RulesNLU
@@ -166,7 +166,7 @@ def test_mgc_never_imports_an_analyser():
 
 def test_an_english_scenario_loads_simplemma_and_never_kiwi():
     loaded = _modules_after(
-        "import sys; sys.path.insert(0, 'tests'); import nlu_sets\n"
+        "import sys; sys.path.insert(0, 'tests'); from support import nlu_sets\n"
         "n = nlu_sets.nlu('support_bot'); n.parse('where is my order', "
         "nlu_sets.context('support_bot', 'menu'))")
     assert "simplemma" in loaded and "kiwipiepy" not in loaded

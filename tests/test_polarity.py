@@ -18,7 +18,7 @@ from interpreter import ir
 from interpreter.understanding import morph, polarity
 from interpreter.understanding.rules import RulesNLU
 from interpreter.understanding.text import normalise
-from strategies import korean_utterances
+from support.strategies import korean_utterances
 from test_values_context import Ctx, nlu_of  # the shipped scenarios, compiled once
 
 

@@ -30,8 +30,8 @@ from interpreter.understanding.nlu import NLUResult, ScriptedNLU
 from interpreter.understanding.rules import RulesNLU
 from interpreter.understanding.safety import CATEGORIES, Detector
 
-from irkit import body_tree, forge
-from llm_server import reference_runtime
+from support.irkit import body_tree, forge
+from support.llm_server import reference_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = [json.loads(line) for line in

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-import nlu_sets
+from support import nlu_sets
 from interpreter.understanding import safety_lemmas
 from interpreter.understanding.safety import CATEGORIES, Detector, detector_for
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from conftest import examples
 from hypothesis import given, settings, strategies as st
-from strategies import event_histories
+from support.strategies import event_histories
 
 from interpreter.analytics.aggregate import ABANDON_SECONDS, BINS, SETTLE_EVERY, Aggregator, median
 from interpreter.analytics.events import Event

@@ -1,7 +1,7 @@
 """LLM adapter overhead: what the LLM NLU and NLG add to a call beyond the server's own time.
 
 Run with `python tests/benchmarks/llm_overhead.py [CALLS]` from the repository root (default
-2000 calls of each). The scripted chat-completions server of the tests (tests/llm_server.py)
+2000 calls of each). The scripted chat-completions server of the tests (tests/support/llm_server.py)
 runs in a child process, so it does not share the interpreter lock with the adapter; it times
 each request from its parsed request line to its written response. The adapter is timed around
 `LLMNLU.parse` (prompt building, request over the kept-alive connection, JSON decoding,
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from llm_server import LLMServer, Reply, reference_runtime  # noqa: E402
+from support.llm_server import LLMServer, Reply, reference_runtime  # noqa: E402
 
 from interpreter import ir  # noqa: E402
 from interpreter.llm.client import ChatClient, LLMSettings, endpoint  # noqa: E402

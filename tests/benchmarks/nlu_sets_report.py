@@ -1,6 +1,6 @@
 """The report of `nlu_eval.py --sets` (SPEC 13.5): both sets per language, and the cost.
 
-In: the files of tests/data read by `tests/nlu_sets.py`. Out: text on stdout, figures beside
+In: the files of tests/data read by `tests/support/nlu_sets.py`. Out: text on stdout, figures beside
 the issue's targets (held-out intent recall >= 0.85 en / 0.90 ko at precision >= 0.97, traps
 given an intent <= 2%, safety recall >= 95% per category, false alarms <= 1%, a parse p50 <=
 300 us; the cost of a safety detect beside it), and slot accuracy per kind on the slot sets (issue 29). Asserts nothing.
@@ -13,7 +13,7 @@ import resource
 import statistics
 import time
 
-import nlu_sets
+from support import nlu_sets
 
 TARGET_RECALL = {"en": 0.85, "ko": 0.90}
 

@@ -419,7 +419,7 @@ def condition_object(raw: Any) -> dict | None:
         return None
     from compiler.conditions import lower_condition
     from compiler.diagnostics import Diagnostics
-    from irkit import object_form
+    from support.irkit import object_form
 
     return object_form(lower_condition(raw, "", Diagnostics()))
 

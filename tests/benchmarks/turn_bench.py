@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from irkit import nlu, senimate_like  # noqa: E402
+from support.irkit import nlu, senimate_like  # noqa: E402
 
 from interpreter.engine import Engine  # noqa: E402
 from interpreter.routing import route_turn  # noqa: E402

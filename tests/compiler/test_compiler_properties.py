@@ -1,4 +1,4 @@
-"""Compiler properties (issue 4, part 1), over the strategies of `tests/strategies.py`.
+"""Compiler properties (issue 4, part 1), over the strategies of `tests/support/strategies.py`.
 
 - A generated valid scenario compiles with no diagnostic at all (no error, no warning), and
   its IR agrees with the scenario (entry, end nodes and their provenance, executors).
@@ -45,7 +45,7 @@ from interpreter.ir import END_EXPLICIT, END_INFERRED, END_NONE, EXECUTOR_GENERA
     EXECUTOR_TASK, decode_ir, encode_ir
 from conftest import examples
 from test_liveness import completes_from
-from strategies import (
+from support.strategies import (
     MUTATION_CODES, condition_asts, conditions, facts_of, fuzzed_scenarios, json_texts, json_values,
     mutations, raw_bytes, turn_sequences, valid_scenarios,
 )

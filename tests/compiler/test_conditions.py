@@ -14,7 +14,7 @@ from compiler.condition_ast import NO_VALUE, And, Leaf, Not, Or, Position, walk
 from compiler.conditions import MAX_DEPTH, lower_condition, parse_expression, print_condition
 from compiler.diagnostics import Diagnostics
 from interpreter.ir import FIXED_FIELDS
-from irkit import object_form
+from support.irkit import object_form
 
 P = "/graph/nodes/0/next_nodes/1/condition"
 

@@ -28,7 +28,7 @@ from interpreter.loader import load_program
 from interpreter.understanding.rules import RulesNLU
 
 from conftest import ROOT, examples, run_mgc
-from irkit import body_tree, forge, position, senimate_like
+from support.irkit import body_tree, forge, position, senimate_like
 
 OP = {name: i for i, name in enumerate(ir.OPERATORS)}
 F = ir.FIELD_INDEX

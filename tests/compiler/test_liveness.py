@@ -1,7 +1,7 @@
 """Liveness (issue 4, item 5): without E301, can every reachable node still finish?
 
 For a scenario the compiler accepts (no error, so no E301), a bounded best-first search over
-the oracle's states (`tests/oracle.py`) from the opening, with abstract inputs (silence, not
+the oracle's states (`tests/support/oracle.py`) from the opening, with abstract inputs (silence, not
 understood, every understood act, every declared intent with every act and with none, a few
 valid values of every declared slot, the texts and confidences conditions compare with),
 finds for every reachable node an input sequence that gets there; a second search from that
@@ -40,9 +40,9 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from compiler import driver
-from oracle import ACTS, Oracle, check_slot_value, condition_leaves
+from support.oracle import ACTS, Oracle, check_slot_value, condition_leaves
 from conftest import examples
-from strategies import valid_scenarios
+from support.strategies import valid_scenarios
 from test_differential import (FIXED, comparable, compile_runtime, new_engine, oracle_turn,
                                take_turn)
 

@@ -1,4 +1,4 @@
-"""Differential testing (issue 4, item 4): the interpreter against `tests/oracle.py`.
+"""Differential testing (issue 4, item 4): the interpreter against `tests/support/oracle.py`.
 
 The oracle is a second, deliberately simple implementation of SPEC 6.1/6.2 that reads the
 scenario JSON directly. Each example compiles a scenario with `check_source` (scenarios with
@@ -39,8 +39,8 @@ from interpreter.skills import SkillRegistry
 from interpreter.skills.registry import Skill, SkillContext, SkillResult
 from interpreter.skills.weather import WeatherSkill
 from conftest import ROOT, examples
-from oracle import Oracle
-from strategies import profiles, turn_sequences, valid_scenarios, value_answers
+from support.oracle import Oracle
+from support.strategies import profiles, turn_sequences, valid_scenarios, value_answers
 
 SHIPPED = {path.stem: json.loads(path.read_text("utf-8"))
            for path in sorted((ROOT / "scenarios").glob("*.json"))}

@@ -11,7 +11,7 @@ from interpreter.understanding.nlu import NLUResult, ScriptedNLU
 from interpreter.routing import route_turn
 from interpreter.state import DialogueState
 
-from irkit import SILENT, ProgramBuilder, eq, nlu, senimate_like
+from support.irkit import SILENT, ProgramBuilder, eq, nlu, senimate_like
 from conftest import examples
 
 JSON_FIELDS = ["turn", "user", "node", "next_node", "reason", "complete", "response", "slots",

@@ -15,7 +15,7 @@
   arrived there a second time, and every action runs at most once per turn, with the id
   `SESSION:TURN:NODE` of the node that ran it.
 
-Scenarios come from `tests/strategies.py` (`valid_scenarios`, with and without the SPEC 8
+Scenarios come from `tests/support/strategies.py` (`valid_scenarios`, with and without the SPEC 8
 constructs, kept small so that the file runs in seconds) and from `test_differential.FIXED`
 (shipped and hand-written); turns from `strategies.turn_sequences` (with answers and pauses
 for the task scenarios, whose sessions get a profile), and for the fallback property a local
@@ -39,8 +39,8 @@ from interpreter.routing import evaluations
 from interpreter.stores.sessions import MemorySessionStore
 from interpreter.state import (ACTIONS_KEPT, decode_state, decode_state_json, encode_state,
                                encode_state_json)
-from oracle import Oracle
-from strategies import profiles, valid_scenarios
+from support.oracle import Oracle
+from support.strategies import profiles, valid_scenarios
 from test_differential import (FIXED, SKILLS, comparable, compile_runtime, new_engine, scaled,
                                take_turn, turns_for, uses_tasks)
 

@@ -12,7 +12,7 @@ from interpreter import ir
 from interpreter.loader import NodeTable, Runtime, compile_condition, condition_fields, \
     load_program
 
-from irkit import ProgramBuilder, body_tree, forge, senimate_like
+from support.irkit import ProgramBuilder, body_tree, forge, senimate_like
 from conftest import examples
 
 N = ir.SLOT_FIELD_BASE + 2  # field count with two slots

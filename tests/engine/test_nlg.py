@@ -7,7 +7,7 @@ import pytest
 from interpreter.engine import Engine
 from interpreter.wording.nlg import MESSAGES, fill_placeholders
 
-from irkit import SILENT, ProgramBuilder, eq, nlu
+from support.irkit import SILENT, ProgramBuilder, eq, nlu
 
 KO = MESSAGES["ko"]
 

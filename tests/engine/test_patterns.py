@@ -27,7 +27,7 @@ from interpreter.patterns import INTENT, SLOT, problem
 from interpreter.slots import SlotRule, check_value
 
 from conftest import examples
-from irkit import ProgramBuilder
+from support.irkit import ProgramBuilder
 
 ISSUE_PATTERN, ISSUE_VALUE = r"^(a+)+$", "a" * 28 + "!"
 QUICK = 1.0  # seconds: generous (the old code took 11 s on the issue's example)
@@ -68,7 +68,7 @@ def test_a_pattern_that_can_take_too_long_is_refused_with_how_to_rewrite_it(patt
     r"^\d{4}-\d{2}-\d{2}$",  # clinic_booking.json
     r"예약\s*(을\s*)?(취소|안\s*할|그만)",  # clinic_booking.json
     r"^[0-9]+$", r"[a-z]+", r"\d{3}-\d{4}", r".*", r"^(?:yes|no)$", "한글",
-    r"^[^@\s]+@[^@\s]+$", r"(a|b)*c?",  # tests/strategies.py VALID_PATTERNS
+    r"^[^@\s]+@[^@\s]+$", r"(a|b)*c?",  # tests/support/strategies.py VALID_PATTERNS
     r"(\d+\.)+\d+", r"([a-z0-9-]+\.)+[a-z]{2,}", r"[\w.+-]+@[\w-]+(\.[\w-]+)+",
     r"^(?:\+82|0)\d{1,2}-?\d{3,4}-?\d{4}$", r"\d{1,3}(,\d{3})*(\.\d+)?", r"[가-힣]{2,4}",
     r"예약.*취소", r".*취소.*", r".{0,10}x.{0,10}", r"(?=.*\d)\w+", r"(a{2})+", r"x{1000}",

@@ -9,7 +9,7 @@ from interpreter.executors import ExecutorOutcome
 from interpreter.routing import RoutingError, evaluations, route_turn, trace_lines
 from interpreter.state import DialogueState, encode_state
 
-from irkit import (SILENT, ProgramBuilder, all_, empty, eq, filled, ge, gt, isin, nlu, not_,
+from support.irkit import (SILENT, ProgramBuilder, all_, empty, eq, filled, ge, gt, isin, nlu, not_,
                    notin, senimate_like)
 
 

@@ -9,7 +9,7 @@ from interpreter.understanding.nlu import NLUResult
 from interpreter.routing import evaluations, read_nlu, route_turn
 from interpreter.state import DialogueState
 
-from irkit import SILENT, ProgramBuilder, all_, eq, nlu, senimate_like
+from support.irkit import SILENT, ProgramBuilder, all_, eq, nlu, senimate_like
 
 
 def state_at(runtime, node, **fields) -> DialogueState:

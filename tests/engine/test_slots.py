@@ -10,7 +10,7 @@ from interpreter.routing import route_turn
 from interpreter.slots import SlotRule, apply_slots, check_value
 from interpreter.state import DialogueState, PendingConfirmation
 
-from irkit import ProgramBuilder, nlu
+from support.irkit import ProgramBuilder, nlu
 
 AFFIRM, DENY, INFORM = ir.ACTS.index("affirm"), ir.ACTS.index("deny"), ir.ACTS.index("inform")
 SILENCE, NULL = ir.ACTS.index("silence"), ir.ACTS.index("null")

@@ -12,7 +12,7 @@ from interpreter.stores.sessions import MemorySessionStore, VersionConflict
 from interpreter.state import (HISTORY_LIMIT, DialogueState, HistoryEntry, PendingConfirmation, append_history,
                                decode_state, decode_state_json, encode_state, encode_state_json)
 
-from irkit import SILENT, nlu, senimate_like
+from support.irkit import SILENT, nlu, senimate_like
 from conftest import examples
 
 RUNTIME = senimate_like().runtime()

@@ -34,7 +34,7 @@ from interpreter.skills.registry import Skill, SkillContext, SkillRegistry, Skil
 from interpreter.state import ACTIONS_KEPT, ActionRecord
 from interpreter.stores.sessions import MemorySessionStore
 from conftest import examples
-from strategies import valid_scenarios
+from support.strategies import valid_scenarios
 from test_liveness import completes_from
 
 
@@ -539,7 +539,7 @@ def test_a_profile_default_obeys_the_slot_constraints():
     assert "short" not in leave_with_defaults({"nick": "Alexander"})[1].slots
 
 
-# --- the generated task scenarios (tests/strategies.py) ----------------------------------------
+# --- the generated task scenarios (tests/support/strategies.py) ----------------------------------------
 
 
 @settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow])

@@ -28,7 +28,7 @@ from interpreter.wording.nlg import MESSAGES, Reply, TemplateNLG, speak
 from interpreter.wording.variants import Candidates, choose, start_of
 
 from conftest import examples
-from irkit import ProgramBuilder, body_tree, eq, forge, nlu, senimate_like
+from support.irkit import ProgramBuilder, body_tree, eq, forge, nlu, senimate_like
 
 RESPONSES = [f.name for f in msgspec.structs.fields(ir.Node)].index("responses")
 SENTENCES = st.sampled_from(["가", "나", "다", "라", ""])

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from llm_server import DRIPS, ROOT, Reply
+from support.llm_server import DRIPS, ROOT, Reply
 
 SECRET = "sk-never-print-me-42"
 AFFIRM = '{"intent": null, "dialogue_act": "affirm", "slots": {}}'

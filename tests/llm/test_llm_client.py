@@ -1,4 +1,4 @@
-"""The chat-completions transport against a real HTTP server on loopback (tests/llm_server.py):
+"""The chat-completions transport against a real HTTP server on loopback (tests/support/llm_server.py):
 keep-alive, retries with backoff and Retry-After inside the budget, timeouts, deadlines on the
 whole exchange (servers that drip their answer), dropped and stale connections, HTTPS,
 malformed answers, settings (numbers, API key) from flags and the environment."""
@@ -15,7 +15,7 @@ from interpreter.llm.client import (Budget, ChatClient, LLMBadResponse, LLMConfi
                                     LLMUnavailable, LLMUnreachable, _retry_after_seconds, endpoint,
                                     settings_from)
 
-from llm_server import DRIPS, Reply
+from support.llm_server import DRIPS, Reply
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "안녕"}]
 

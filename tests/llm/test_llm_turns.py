@@ -17,7 +17,7 @@ from interpreter.llm.nlg import LLMNLG
 from interpreter.llm.nlu import LLMNLU
 from interpreter.understanding.rules import RulesNLU
 
-from llm_server import Reply, nlu_answer, reference_runtime
+from support.llm_server import Reply, nlu_answer, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
 RULES = RulesNLU(SENIMATE.program)

@@ -19,8 +19,8 @@ from interpreter.understanding.nlu import NLUResult
 from interpreter.routing import COMPLETE, FALLBACK, MOVE, OPEN, STAY, Decision
 from interpreter.state import DialogueState, HistoryEntry, append_history
 
-from irkit import ProgramBuilder, eq
-from llm_server import REFERENCE_SCENARIOS, Reply, reference_runtime
+from support.irkit import ProgramBuilder, eq
+from support.llm_server import REFERENCE_SCENARIOS, Reply, reference_runtime
 
 SENIMATE = reference_runtime("senimate")
 TEMPLATE = TemplateNLG()

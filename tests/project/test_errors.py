@@ -44,7 +44,7 @@ def test_the_other_bases_are_kept():
 
 
 def test_an_embedder_catches_a_failed_turn_as_a_mago_error():
-    from irkit import senimate_like
+    from support.irkit import senimate_like
 
     from interpreter.engine import Engine, SessionNotFound
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_server import DEFAULT_NLU, Reply
+from support.llm_server import DEFAULT_NLU, Reply
 from support.redis_server import needs_redis
 from support.service_server import ROOT, Client, ServiceServer
 

@@ -11,7 +11,7 @@ from interpreter.engine import Engine
 from interpreter.skills import (OfflineWeatherProvider, Skill, SkillContext, SkillRegistry,
                                 SkillResult, WeatherSkill, run_skill)
 
-from irkit import ProgramBuilder, eq, nlu
+from support.irkit import ProgramBuilder, eq, nlu
 
 CONTEXT = SkillContext("s", "greeting", "ko", {})
 

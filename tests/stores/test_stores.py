@@ -648,7 +648,7 @@ def test_a_redis_store_answers_again_once_redis_is_back(redis_server):
 # --- the engine's own SessionStore on SQLite -------------------------------------------------
 
 def test_the_engine_on_a_sqlite_session_store_keeps_its_sessions_across_a_reopen(tmp_path):
-    from llm_server import reference_runtime
+    from support.llm_server import reference_runtime
     from interpreter.engine import Engine
     from interpreter.stores.sqlite_store import SQLiteSessionStore
 

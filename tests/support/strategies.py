@@ -365,7 +365,7 @@ _TEXT_CANDIDATES = ("abc", "123", "555-1234", "yes", "한글", "c", "a@b.co", "k
 def valid_values(definition: dict) -> list:
     """A few values the slot (or profile field) accepts, as it stores them (deterministic:
     members, bounds, texts its pattern and lengths allow); may be empty."""
-    from oracle import check_slot_value  # tests/oracle.py: the SPEC's rules, no interpreter
+    from support.oracle import check_slot_value  # tests/support/oracle.py: the SPEC's rules, no interpreter
 
     kind = definition["value_type"]
     if kind == "list":
@@ -1350,7 +1350,7 @@ def facts_of(scenario: dict) -> ScenarioFacts:
 
 def _idle_literals(scenario: dict) -> list[int]:
     """The whole numbers `system.idle_seconds` is compared with (in either condition form)."""
-    from oracle import condition_leaves  # the shared reading of both condition forms
+    from support.oracle import condition_leaves  # the shared reading of both condition forms
 
     graph = scenario["graph"]
     rules = [r for n in graph["nodes"] for r in n.get("next_nodes", [])]

@@ -26,7 +26,7 @@ from interpreter import ir
 from interpreter.understanding.rules import RulesNLU
 from interpreter.understanding.safety import detector_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 SCENARIO_FILES = {"support_bot": "support_bot.json", "senimate": "senimate.json",
                   "clinic": "clinic_booking.json", "email_compose": "email_compose.json",
