@@ -18,7 +18,7 @@ pattern, 1.0, needs no margin); otherwise the intent is None and the result's `i
 says `ambiguous` or `below threshold`.
 
 Calibration. `MIN_SIMILARITY` is one constant for every intent and language, chosen on the
-labelled set of tests/test_nlu_rules.py together with the weights of `similarity` (a grid
+labelled set of tests/understanding/test_nlu_rules.py together with the weights of `similarity` (a grid
 over them, keeping the settings whose range of working thresholds was widest), then as the
 middle of the range where no labelled utterance is read as an intent it does not have and
 intent recall stays at 0.90 or more, on the original 312 lines and on the added ones alike

@@ -1,7 +1,7 @@
 """The safety detector's lexicon: crisis expressions, idioms that are not crises, negation.
 
 Data only: `safety.Detector` reads these tables and nothing else decides. Every entry is one
-line a reviewer can read, test and change; `tests/test_safety.py` checks the whole table
+line a reviewer can read, test and change; `tests/safety/test_safety.py` checks the whole table
 against `tests/data/safety_labelled.jsonl`.
 
 How the text is read (`safety.normalise`): NFC, lower case, apostrophes dropped, everything

@@ -57,7 +57,7 @@ key is reported in `Similar.negated`, and `rules` rules the intent out for the t
 else of it matched ("취소 안 할래요" contains the example "안 할래요" but refuses to cancel).
 
 The weights were chosen together with the threshold on the labelled set of
-tests/test_nlu_rules.py (see `intents.MIN_SIMILARITY`).
+tests/understanding/test_nlu_rules.py (see `intents.MIN_SIMILARITY`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ alternating rounds in one process of every line seen again with Korean negation 
 word tables (A) and by Kiwi's morphemes (B), each figure beside the load average.
 
 The labelled set (`--labelled`, default tests/data/nlu_labelled.jsonl), the fixture programs
-it is said against and the scoring are those of `tests/test_nlu_rules.py` (`load_labelled`,
+it is said against and the scoring are those of `tests/understanding/test_nlu_rules.py` (`load_labelled`,
 `evaluate`), so these are the figures that test asserts. `--lines :312` is the original set,
 `--lines 312:` the lines added with the similarity tier. `--sweep` prints intent precision
 and recall for every similarity threshold (`intents.MIN_SIMILARITY`) from 0.20 to 0.70, as it
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slots", action="store_true",
                         help="only the slot figures per kind of the slot sets (issue 29)")
     args = parser.parse_args(argv)
-    sys.path[:0] = [str(args.code or TESTS.parent), str(TESTS)]
+    sys.path[:0] = [str(args.code or TESTS.parent), str(TESTS), str(TESTS / "understanding")]
     if args.sets:
         from nlu_sets_report import report_sets
         return report_sets(args.set_misses)

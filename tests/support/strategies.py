@@ -3029,7 +3029,7 @@ def value_answers(language: str, max_turns: int = 10) -> st.SearchStrategy[list[
                     max_size=max_turns)
 
 
-# Korean words for the negation scope read from morphemes (tests/test_polarity.py): negators
+# Korean words for the negation scope read from morphemes (tests/understanding/test_polarity.py): negators
 # spaced and glued, -지 forms, 없다, doubt words, look-alikes ("안경", "못생겼어"), plain words.
 _KOREAN_PIECES = ("안", "못", "않아", "않았어", "못했어", "없어", "말고", "모르겠네", "먹었어",
                   "먹지", "아프진", "안먹었어", "챙겨", "복용", "식사를", "했어", "허리는",

@@ -33,7 +33,7 @@ from interpreter.understanding.safety import CATEGORIES, Detector
 from support.irkit import body_tree, forge
 from support.llm_server import reference_runtime
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LABELLED = [json.loads(line) for line in
             (ROOT / "tests" / "data" / "safety_labelled.jsonl").read_text("utf-8").splitlines()
             if line.strip()]

@@ -42,7 +42,7 @@ try:
 except ImportError:  # an older tree, measured by `tests/benchmarks/nlu_eval.py --code DIR`
     similarity = None
 
-LABELLED = Path(__file__).parent / "data" / "nlu_labelled.jsonl"
+LABELLED = Path(__file__).parents[1] / "data" / "nlu_labelled.jsonl"
 
 # --- fixtures: three programs mirroring the scenarios -------------------------------------------
 

@@ -117,7 +117,7 @@ def test_the_earlier_labelled_set_holds_with_lemmas_too():
     lemma rules included: every line as labelled (the lexicon alone is held to its own bar
     in test_safety.py)."""
     detector = detector_for(nlu_sets.program("senimate"))
-    path = Path(__file__).parent / "data" / "safety_labelled.jsonl"
+    path = Path(__file__).parents[1] / "data" / "safety_labelled.jsonl"
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     wrong = [(r["text"], r["category"], got) for r in rows
              if (got := detector.detect(r["text"])) != r["category"]]
