@@ -17,7 +17,7 @@ from interpreter import ir
 from interpreter.loader import load_program
 from interpreter.transcripts.parse import TranscriptError, parse_transcript
 from conftest import ROOT, run_mgc
-from tests.irkit import BODY_FIELDS, ProgramBuilder, body_tree, forge
+from support.irkit import BODY_FIELDS, ProgramBuilder, body_tree, forge
 
 VISIT = {
     "metadata": {"name": "visit", "language": "en", "timezone": "Asia/Seoul"},

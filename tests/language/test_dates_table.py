@@ -16,7 +16,7 @@ from interpreter.understanding import dates
 from interpreter.understanding.nlu import NLUContext
 from interpreter.understanding.rules import RulesNLU
 from conftest import ROOT
-from tests.irkit import ProgramBuilder
+from support.irkit import ProgramBuilder
 
 TABLES = ROOT / "tests" / "data" / "dates"
 TODAY = dt.date(2026, 12, 1)
