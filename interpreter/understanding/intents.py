@@ -18,13 +18,13 @@ pattern, 1.0, needs no margin); otherwise the intent is None and the result's `i
 says `ambiguous` or `below threshold`.
 
 Calibration. `MIN_SIMILARITY` is one constant for every intent and language, chosen on the
-labelled set of tests/understanding/test_nlu_rules.py together with the weights of `similarity` (a grid
-over them, keeping the settings whose range of working thresholds was widest), then as the
-middle of the range where no labelled utterance is read as an intent it does not have and
-intent recall stays at 0.90 or more, on the original 312 lines and on the added ones alike
-(0.41 to 0.50 with these weights): a false intent costs more than a missed one (it can end a
-conversation). `tests/benchmarks/nlu_eval.py --sweep` prints precision and recall for every
-threshold from 0.20 to 0.70.
+labelled set of tests/understanding/test_nlu_rules.py together with the weights of
+`similarity` (a grid over them, keeping the settings whose range of working thresholds was
+widest), then as the middle of the range where no labelled utterance is read as an intent it
+does not have and intent recall stays at 0.90 or more, on the original 312 lines and on the
+added ones alike (0.41 to 0.50 with these weights): a false intent costs more than a missed
+one (it can end a conversation). `tests/benchmarks/nlu_eval.py --sweep` prints precision and
+recall for every threshold from 0.20 to 0.70.
 """
 
 from __future__ import annotations
