@@ -4,12 +4,12 @@ and the `mgi` script enter through `__main__`, which imports the rest only once 
 caught.
 
 A tool: may import anything in the interpreter, never the compiler. This `__init__` imports
-only `signal` beyond what Python has loaded already, so that loading the command line is as
-short as it can be, and holds `enter`, the entry of both `mgi` and `mgc`.
+only what Python has loaded already, so that loading the command line is as short as it can
+be (and a Ctrl-C cannot land there, outside `enter`), and holds `enter`, the entry of both
+`mgi` and `mgc`.
 """
 
 import importlib
-import signal
 import sys
 
 ROOM = "tool"
@@ -35,14 +35,16 @@ def enter(module: str) -> None:
 def _import_msgspec() -> None:
     """Import msgspec with a Ctrl-C held until it has loaded (`enter` says why), then raised.
     A process that ignores Ctrl-C (started in the background) goes on ignoring it."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        import msgspec  # noqa: F401 - loaded here (`enter` says why)
-        return
+    import signal  # inside `enter`'s guard, like everything not loaded yet
+
+    held = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     pressed: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    if held:
+        signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
     try:
-        import msgspec  # noqa: F401, F811 - loaded here (`enter` says why)
+        import msgspec  # noqa: F401 - loaded here (`enter` says why)
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if held:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     if pressed:
         raise KeyboardInterrupt

@@ -241,14 +241,13 @@ def test_a_closed_stderr_still_gives_the_exit_status(senimate_ir):
 def ctrl_c_reaches_children():
     """A child started here gets Ctrl-C's default action: a shell starts a background job
     with Ctrl-C ignored, and a child inherits an ignored signal, not a handled one."""
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        yield
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_in_mgi_run_exits_130_without_a_traceback(senimate_ir, ctrl_c_reaches_children):
